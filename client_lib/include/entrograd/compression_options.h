@@ -1,0 +1,88 @@
+// Options of the compression core (ALGORITHM.md 5.1-5.6): which keep-count
+// policy turns a layer's gradient entropy into the number of entries sent,
+// and its parameters.
+//
+// Thread safety: plain value types; the functions are pure.
+#ifndef ENTROGRAD_COMPRESSION_OPTIONS_H_
+#define ENTROGRAD_COMPRESSION_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace entrograd {
+
+// How many entries of a layer are sent (ALGORITHM.md 5.4).
+enum class KeepPolicy {
+  // r = clamp(rho * f, min_keep_ratio, 1) with f = exp(H) / m the layer's
+  // effective fraction; k = clamp(round(r * n), 1, n). The default.
+  kEntropy,
+  // A global density over all compressed layers of a step, shared in
+  // proportion to n * f. Needs every layer's entropy before any layer can be
+  // selected, so sending cannot overlap the backward pass.
+  kEntropyBudget,
+  // Fixed proportion, the baseline the patent argues against:
+  // k = clamp(round(rho * n), 1, n).
+  kTopK,
+  // Constant threshold baseline: every entry with |A| >= threshold.
+  kThreshold,
+  // Everything (k = n): the uncompressed baseline.
+  kDense,
+};
+
+// "entropy", "entropy_budget", "topk", "threshold", "dense".
+absl::string_view KeepPolicyName(KeepPolicy policy);
+// Inverse of KeepPolicyName. INVALID_ARGUMENT naming the accepted names.
+absl::StatusOr<KeepPolicy> ParseKeepPolicy(absl::string_view name);
+
+struct CompressionOptions {
+  KeepPolicy policy = KeepPolicy::kEntropy;
+
+  // Density (fraction of entries, 0 < rho <= 1) that a layer of maximal
+  // entropy gets under kEntropy, and the fixed density of kTopK.
+  double rho = 0.01;
+
+  // Lower bound on the keep ratio under kEntropy, in [0, rho]. Default 0.
+  double min_keep_ratio = 0.0;
+
+  // Global density D (0 < D <= 1) under kEntropyBudget.
+  double budget_density = 0.001;
+
+  // Magnitude threshold tau (>= 0, finite) under kThreshold.
+  double threshold = 1e-3;
+
+  // Maximum number of entropy intervals M (>= 1); a layer of n elements uses
+  // m = min(M, n). Default 256 as in the patent's evaluation.
+  int64_t intervals = 256;
+
+  // Layers with fewer elements than this (biases, norms) are sent dense
+  // whatever the policy. 0 disables. Default 1024.
+  int64_t dense_below = 1024;
+
+  // Warm-up steps T_w (DGC): for step t < T_w the density is
+  // rho^((t+1)/T_w) instead of rho (kEntropy, kTopK and kEntropyBudget's D).
+  // 0 disables. Default 0.
+  int64_t warmup_steps = 0;
+
+  // Momentum correction (ALGORITHM.md 5.1, 5.6): accumulate a local velocity
+  // V <- momentum * V + u and compress G + V; selected entries of V are
+  // masked to zero. Use it when the training optimiser uses momentum, and
+  // step with plain SGD on the merged update.
+  bool momentum_correction = false;
+  // Momentum factor mu in [0, 1), used when momentum_correction is true.
+  double momentum = 0.9;
+};
+
+// OK, or INVALID_ARGUMENT naming the first field out of range and its value.
+absl::Status ValidateCompressionOptions(const CompressionOptions& options);
+
+// Density used at `step` (>= 0) for a nominal density `rho`: rho itself, or
+// the warm-up value rho^((step+1)/warmup_steps) while step < warmup_steps.
+double WarmupDensity(double rho, int64_t warmup_steps, int64_t step);
+
+}  // namespace entrograd
+
+#endif  // ENTROGRAD_COMPRESSION_OPTIONS_H_

@@ -1,0 +1,120 @@
+// LayerCompressor: ALGORITHM.md steps 5.1 to 5.7 for one layer, on CPU.
+// It owns the layer's residual G and (with momentum correction) velocity V.
+//
+//   u (fresh gradient) --Accumulate--> A = G + u   (or V <- mu V + u; A = G + V)
+//                                      entropy H of u, histogram of |A|
+//                      --Select(k)-->  k largest |A| (ties: smaller index)
+//                                      sent = A[selected]; G <- A, G[selected] = 0
+//                                      V[selected] = 0 (momentum factor masking)
+//
+// Conservation holds bitwise: writing the sent values over G (after) at their
+// indices gives A (before) exactly.
+//
+// Atomicity: Accumulate writes into scratch buffers; G and V change only when
+// Select succeeds. On any error the state is as before the call.
+//
+// Memory: 2 * numel floats (G and scratch A), 4 * numel with momentum
+// correction (plus V and scratch V).
+//
+// Thread safety: not thread-safe; use one LayerCompressor per layer and call
+// it from one thread at a time. Different layers may be compressed
+// concurrently.
+#ifndef ENTROGRAD_LAYER_COMPRESSOR_H_
+#define ENTROGRAD_LAYER_COMPRESSOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "entrograd/compression_options.h"
+#include "entrograd/entropy.h"
+#include "entrograd/select.h"
+
+namespace entrograd {
+
+// What one layer sends for one step (ALGORITHM.md 5.7).
+struct CompressedLayer {
+  int64_t step = 0;
+  int64_t numel = 0;
+  int64_t k = 0;                    // entries sent (numel when dense)
+  EntropyStats entropy;             // of the fresh gradient u
+  double keep_ratio = 0.0;          // r_l as the policy asked (k / n for
+                                    // threshold and dense)
+  bool dense = false;               // every entry sent; indices left empty
+  std::vector<uint32_t> indices;    // ascending, size k (empty when dense)
+  std::vector<float> values;        // A at indices (all of A when dense)
+};
+
+class LayerCompressor {
+ public:
+  // Creates the compressor of a layer of `numel` elements with G = 0 and
+  // V = 0. Errors: INVALID_ARGUMENT for numel outside [1, 2^32 - 1] or
+  // invalid options (see ValidateCompressionOptions).
+  static absl::StatusOr<std::unique_ptr<LayerCompressor>> Create(
+      int64_t numel, const CompressionOptions& options);
+
+  LayerCompressor(const LayerCompressor&) = delete;
+  LayerCompressor& operator=(const LayerCompressor&) = delete;
+
+  // Whole step with the configured policy: Accumulate, then Select with the
+  // policy's k. Errors: those of Accumulate and Select; FAILED_PRECONDITION
+  // for kEntropyBudget (use the two phases with BudgetKeepCounts).
+  absl::Status Compress(absl::Span<const float> gradient, int64_t step,
+                        CompressedLayer* out);
+
+  // Phase 1 (5.1-5.3): computes A from the fresh gradient into scratch and
+  // returns the gradient's interval entropy. A pending accumulation is
+  // replaced. Errors: INVALID_ARGUMENT when gradient.size() != numel or the
+  // gradient, or A, holds NaN/Inf (naming the element).
+  absl::StatusOr<EntropyStats> Accumulate(absl::Span<const float> gradient);
+
+  // Phase 2 (5.5-5.7) with an explicit k in [0, numel]: selects, fills *out
+  // and commits G (and V). Errors: FAILED_PRECONDITION without a pending
+  // Accumulate; INVALID_ARGUMENT for k out of range.
+  absl::Status SelectTopK(int64_t k, int64_t step, double keep_ratio,
+                          CompressedLayer* out);
+
+  // Phase 2 with the configured policy (not kEntropyBudget).
+  absl::Status SelectWithPolicy(int64_t step, CompressedLayer* out);
+
+  // Drops a pending accumulation; G and V stay as they were.
+  void DiscardPending() { pending_ = false; }
+
+  int64_t numel() const { return numel_; }
+  const CompressionOptions& options() const { return options_; }
+  // The residual G and velocity V (empty without momentum correction). Valid
+  // until the next non-const call.
+  absl::Span<const float> residual() const { return residual_; }
+  absl::Span<const float> velocity() const { return velocity_; }
+
+  // Replaces G and V, e.g. from a checkpoint. `velocity` must be empty
+  // without momentum correction. Errors: INVALID_ARGUMENT for wrong sizes or
+  // non-finite values; state unchanged on error.
+  absl::Status RestoreState(absl::Span<const float> residual,
+                            absl::Span<const float> velocity);
+
+ private:
+  LayerCompressor(int64_t numel, const CompressionOptions& options);
+
+  absl::Status Commit(int64_t step, double keep_ratio, bool dense,
+                      CompressedLayer* out);
+
+  const int64_t numel_;
+  const CompressionOptions options_;
+  std::vector<float> residual_;            // G
+  std::vector<float> velocity_;            // V (momentum correction only)
+  std::vector<float> pending_accumulated_; // A of the pending step
+  std::vector<float> pending_velocity_;    // V of the pending step
+  std::vector<uint32_t> histogram_;        // of |A|, for selection
+  std::vector<double> interval_sums_;      // of |u|, for entropy
+  EntropyStats pending_entropy_;
+  bool pending_ = false;
+  SelectScratch scratch_;
+};
+
+}  // namespace entrograd
+
+#endif  // ENTROGRAD_LAYER_COMPRESSOR_H_

@@ -1,0 +1,58 @@
+#include "core/accumulate.h"
+
+#include <algorithm>
+
+#include "core/interval_sums.h"
+#include "core/magnitude_key.h"
+#include "entrograd/entropy.h"
+
+namespace entrograd {
+
+namespace {
+
+// Elements per block: small enough that a block's A is still in L1 when the
+// histogram loop reads it back, a multiple of kSumLanes so that the lane of
+// every element (and so the sum) does not depend on the blocking.
+constexpr int64_t kBlock = 2048;
+static_assert(kBlock % kSumLanes == 0);
+
+}  // namespace
+
+void AccumulateAndMeasure(const AccumulateBuffers& buffers, float momentum) {
+  const int64_t n = static_cast<int64_t>(buffers.gradient.size());
+  const int64_t m = static_cast<int64_t>(buffers.interval_abs_sums.size());
+  const bool with_momentum = !buffers.velocity.empty();
+  const float* u = buffers.gradient.data();
+  const float* g = buffers.residual.data();
+  const float* v = buffers.velocity.data();
+  float* a = buffers.accumulated.data();
+  float* v_next = buffers.next_velocity.data();
+  uint32_t* histogram = buffers.histogram;
+
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t begin = IntervalBegin(i, n, m);
+    const int64_t end = IntervalBegin(i + 1, n, m);
+    double lanes[kSumLanes] = {};
+    for (int64_t block = begin; block < end; block += kBlock) {
+      const int64_t length = std::min(kBlock, end - block);
+      AccumulateAbs(u + block, length, lanes);
+      // Separate simple loops so the compiler vectorises the arithmetic; the
+      // histogram's scattered increments cannot be vectorised.
+      if (with_momentum) {
+        for (int64_t j = block; j < block + length; ++j) {
+          const float velocity = momentum * v[j] + u[j];
+          v_next[j] = velocity;
+          a[j] = g[j] + velocity;
+        }
+      } else {
+        for (int64_t j = block; j < block + length; ++j) a[j] = g[j] + u[j];
+      }
+      for (int64_t j = block; j < block + length; ++j) {
+        ++histogram[BucketOf(MagnitudeKey(a[j]))];
+      }
+    }
+    buffers.interval_abs_sums[i] = SumLanes(lanes);
+  }
+}
+
+}  // namespace entrograd

@@ -1,0 +1,194 @@
+#include "entrograd/layer_compressor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "core/accumulate.h"
+#include "core/histogram_select.h"
+#include "core/interval_sums.h"
+#include "core/magnitude_key.h"
+#include "entrograd/keep_count.h"
+
+namespace entrograd {
+
+absl::StatusOr<std::unique_ptr<LayerCompressor>> LayerCompressor::Create(
+    int64_t numel, const CompressionOptions& options) {
+  ENTROGRAD_RETURN_IF_ERROR(ValidateCompressionOptions(options));
+  if (numel < 1 || static_cast<uint64_t>(numel) > kMaxLayerElements) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "numel = ", numel, "; expected 1 <= numel <= ", kMaxLayerElements));
+  }
+  return std::unique_ptr<LayerCompressor>(new LayerCompressor(numel, options));
+}
+
+LayerCompressor::LayerCompressor(int64_t numel,
+                                 const CompressionOptions& options)
+    : numel_(numel),
+      options_(options),
+      residual_(numel, 0.0f),
+      velocity_(options.momentum_correction ? numel : 0, 0.0f),
+      pending_accumulated_(numel),
+      pending_velocity_(options.momentum_correction ? numel : 0),
+      histogram_(kHistogramBuckets),
+      interval_sums_(std::min<int64_t>(options.intervals, numel)) {}
+
+absl::Status LayerCompressor::Compress(absl::Span<const float> gradient,
+                                       int64_t step, CompressedLayer* out) {
+  if (options_.policy == KeepPolicy::kEntropyBudget) {
+    return absl::FailedPreconditionError(
+        "the entropy_budget policy needs every layer's entropy first: call "
+        "Accumulate on every layer, BudgetKeepCounts, then SelectTopK");
+  }
+  ENTROGRAD_RETURN_IF_ERROR(Accumulate(gradient).status());
+  return SelectWithPolicy(step, out);
+}
+
+absl::StatusOr<EntropyStats> LayerCompressor::Accumulate(
+    absl::Span<const float> gradient) {
+  pending_ = false;
+  if (static_cast<int64_t>(gradient.size()) != numel_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gradient has ", gradient.size(),
+                     " elements; this layer has ", numel_));
+  }
+  AccumulateBuffers buffers;
+  buffers.gradient = gradient;
+  buffers.residual = residual_;
+  buffers.velocity = velocity_;
+  buffers.accumulated = absl::MakeSpan(pending_accumulated_);
+  buffers.next_velocity = absl::MakeSpan(pending_velocity_);
+  buffers.interval_abs_sums = absl::MakeSpan(interval_sums_);
+  std::fill(histogram_.begin(), histogram_.end(), 0u);
+  buffers.histogram = histogram_.data();
+  AccumulateAndMeasure(buffers, static_cast<float>(options_.momentum));
+
+  const int64_t m = static_cast<int64_t>(interval_sums_.size());
+  for (int64_t i = 0; i < m; ++i) {
+    if (!std::isfinite(interval_sums_[i])) {
+      return NonFiniteError("gradient", gradient, IntervalBegin(i, numel_, m),
+                            IntervalBegin(i + 1, numel_, m));
+    }
+  }
+  // A finite gradient can still overflow A (G + u beyond float range).
+  ENTROGRAD_RETURN_IF_ERROR(CheckHistogramFinite(
+      "accumulated gradient (residual + gradient)", pending_accumulated_,
+      histogram_.data()));
+  pending_entropy_ = EntropyFromIntervalSums(interval_sums_, numel_);
+  pending_ = true;
+  return pending_entropy_;
+}
+
+absl::Status LayerCompressor::SelectWithPolicy(int64_t step,
+                                               CompressedLayer* out) {
+  if (!pending_) {
+    return absl::FailedPreconditionError(
+        "SelectWithPolicy called without a pending Accumulate");
+  }
+  ENTROGRAD_ASSIGN_OR_RETURN(
+      KeepDecision decision,
+      DecideKeepCount(pending_entropy_, numel_, step, options_));
+  if (decision.dense) {
+    return Commit(step, decision.keep_ratio, /*dense=*/true, out);
+  }
+  if (decision.k < 0) {  // constant threshold: k known only after comparing
+    ENTROGRAD_RETURN_IF_ERROR(SelectAtLeastMagnitude(
+        pending_accumulated_, static_cast<float>(options_.threshold),
+        &out->indices));
+    const double ratio = static_cast<double>(out->indices.size()) /
+                         static_cast<double>(numel_);
+    return Commit(step, ratio, /*dense=*/false, out);
+  }
+  SelectLargestWithHistogram(pending_accumulated_, decision.k,
+                             histogram_.data(), &scratch_, &out->indices);
+  return Commit(step, decision.keep_ratio, /*dense=*/false, out);
+}
+
+absl::Status LayerCompressor::SelectTopK(int64_t k, int64_t step,
+                                         double keep_ratio,
+                                         CompressedLayer* out) {
+  if (!pending_) {
+    return absl::FailedPreconditionError(
+        "SelectTopK called without a pending Accumulate");
+  }
+  if (k < 0 || k > numel_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("k = ", k, " is out of range [0, ", numel_, "]"));
+  }
+  if (k == numel_) return Commit(step, 1.0, /*dense=*/true, out);
+  SelectLargestWithHistogram(pending_accumulated_, k, histogram_.data(),
+                             &scratch_, &out->indices);
+  return Commit(step, keep_ratio, /*dense=*/false, out);
+}
+
+absl::Status LayerCompressor::Commit(int64_t step, double keep_ratio,
+                                     bool dense, CompressedLayer* out) {
+  out->step = step;
+  out->numel = numel_;
+  out->entropy = pending_entropy_;
+  out->keep_ratio = keep_ratio;
+  out->dense = dense;
+  if (dense) {
+    // Everything is sent: G and V become zero (5.6 with every entry
+    // selected). The A buffer is handed out as the values and the old G
+    // buffer, zeroed, becomes the new residual.
+    out->k = numel_;
+    out->indices.clear();
+    out->values.assign(pending_accumulated_.begin(),
+                       pending_accumulated_.end());
+    std::fill(residual_.begin(), residual_.end(), 0.0f);
+    std::fill(velocity_.begin(), velocity_.end(), 0.0f);
+    pending_ = false;
+    return absl::OkStatus();
+  }
+  const size_t k = out->indices.size();
+  out->k = static_cast<int64_t>(k);
+  out->values.resize(k);
+  float* accumulated = pending_accumulated_.data();
+  for (size_t j = 0; j < k; ++j) {
+    const uint32_t index = out->indices[j];
+    out->values[j] = accumulated[index];
+    accumulated[index] = 0.0f;
+  }
+  if (options_.momentum_correction) {
+    for (uint32_t index : out->indices) pending_velocity_[index] = 0.0f;
+    velocity_.swap(pending_velocity_);
+  }
+  residual_.swap(pending_accumulated_);
+  pending_ = false;
+  return absl::OkStatus();
+}
+
+absl::Status LayerCompressor::RestoreState(absl::Span<const float> residual,
+                                           absl::Span<const float> velocity) {
+  if (static_cast<int64_t>(residual.size()) != numel_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "residual has ", residual.size(), " elements; expected ", numel_));
+  }
+  const size_t expected_velocity = options_.momentum_correction ? numel_ : 0;
+  if (velocity.size() != expected_velocity) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("velocity has ", velocity.size(), " elements; expected ",
+                     expected_velocity, options_.momentum_correction
+                                            ? ""
+                                            : " (no momentum correction)"));
+  }
+  for (size_t i = 0; i < residual.size(); ++i) {
+    if (!std::isfinite(residual[i])) {
+      return NonFiniteError("residual", residual, i, i + 1);
+    }
+  }
+  for (size_t i = 0; i < velocity.size(); ++i) {
+    if (!std::isfinite(velocity[i])) {
+      return NonFiniteError("velocity", velocity, i, i + 1);
+    }
+  }
+  residual_.assign(residual.begin(), residual.end());
+  velocity_.assign(velocity.begin(), velocity.end());
+  pending_ = false;
+  return absl::OkStatus();
+}
+
+}  // namespace entrograd

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package entrograd needs to build, test and run.
+# Idempotent and quiet: safe to run on every CI run and on a fresh Debian 12
+# machine as root. Packages already installed are not touched again.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
+  libtorch-dev
+  prometheus-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  dataset-fashion-mnist
+  python3-grpcio python3-grpc-tools python3-numpy
+)
+if [[ "${ENTROGRAD_SETUP_PROMETHEUS:-1}" == 1 ]]; then
+  PACKAGES+=(prometheus)
+fi
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]})); then
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+  echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "setup: all packages present"

@@ -1,0 +1,319 @@
+#include "entrograd/layer_compressor.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "client_lib/core/reference.h"
+#include "entrograd/keep_count.h"
+#include "gtest/gtest.h"
+#include "support/status_matchers.h"
+
+namespace entrograd {
+namespace {
+
+using ::entrograd::testing::StatusIs;
+
+uint32_t Bits(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  return bits;
+}
+
+std::vector<float> HeavyTailedGradient(int64_t n, std::mt19937& rng) {
+  std::student_t_distribution<float> t(2.0f);
+  std::vector<float> gradient(n);
+  for (float& x : gradient) x = 1e-3f * t(rng);
+  return gradient;
+}
+
+std::unique_ptr<LayerCompressor> MakeCompressor(int64_t n,
+                                                const CompressionOptions& options) {
+  auto compressor = LayerCompressor::Create(n, options);
+  EXPECT_TRUE(compressor.ok()) << compressor.status();
+  return std::move(compressor).value();
+}
+
+// Runs many steps and checks, at every step, ALGORITHM.md 5.1 and 5.5-5.6
+// against an independent computation: A from the previous G and V, the
+// selection equal to the sort reference, and conservation bitwise.
+void CheckConservationOverSteps(const CompressionOptions& options, int64_t n,
+                                int steps) {
+  std::mt19937 rng(99);
+  auto compressor = MakeCompressor(n, options);
+  CompressedLayer out;
+  for (int step = 0; step < steps; ++step) {
+    const std::vector<float> gradient = HeavyTailedGradient(n, rng);
+    const std::vector<float> residual_before(compressor->residual().begin(),
+                                             compressor->residual().end());
+    const std::vector<float> velocity_before(compressor->velocity().begin(),
+                                             compressor->velocity().end());
+    std::vector<float> accumulated(n);
+    std::vector<float> velocity_after = velocity_before;
+    const float mu = static_cast<float>(options.momentum);
+    for (int64_t i = 0; i < n; ++i) {
+      if (options.momentum_correction) {
+        velocity_after[i] = mu * velocity_before[i] + gradient[i];
+        accumulated[i] = residual_before[i] + velocity_after[i];
+      } else {
+        accumulated[i] = residual_before[i] + gradient[i];
+      }
+    }
+    ENTROGRAD_ASSERT_OK(compressor->Compress(gradient, step, &out));
+    ASSERT_EQ(out.step, step);
+    ASSERT_EQ(out.indices, reference::SelectBySort(accumulated, out.k));
+    ASSERT_EQ(out.values.size(), out.indices.size());
+
+    // Conservation, bitwise: G(after) with the sent values written back at
+    // their indices is A(before).
+    std::vector<float> rebuilt(compressor->residual().begin(),
+                               compressor->residual().end());
+    for (size_t j = 0; j < out.indices.size(); ++j) {
+      ASSERT_EQ(rebuilt[out.indices[j]], 0.0f);
+      rebuilt[out.indices[j]] = out.values[j];
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(Bits(rebuilt[i]), Bits(accumulated[i])) << "step " << step << " i " << i;
+    }
+    if (options.momentum_correction) {
+      for (uint32_t index : out.indices) velocity_after[index] = 0.0f;
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(Bits(compressor->velocity()[i]), Bits(velocity_after[i]));
+      }
+    } else {
+      EXPECT_TRUE(compressor->velocity().empty());
+    }
+  }
+}
+
+TEST(LayerCompressorTest, ConservationHoldsBitwiseWithoutMomentum) {
+  CompressionOptions options;
+  options.rho = 0.01;
+  options.dense_below = 0;
+  CheckConservationOverSteps(options, 20011, 60);
+}
+
+TEST(LayerCompressorTest, ConservationAndMaskingHoldBitwiseWithMomentum) {
+  CompressionOptions options;
+  options.rho = 0.005;
+  options.dense_below = 0;
+  options.momentum_correction = true;
+  options.momentum = 0.9;
+  CheckConservationOverSteps(options, 20011, 60);
+}
+
+TEST(LayerCompressorTest, TopKPolicyConservationAndReference) {
+  CompressionOptions options;
+  options.policy = KeepPolicy::kTopK;
+  options.rho = 0.001;
+  options.dense_below = 0;
+  options.momentum_correction = true;
+  CheckConservationOverSteps(options, 65536 + 3, 20);
+}
+
+TEST(LayerCompressorTest, ReportsTheSameEntropyAsComputeIntervalEntropy) {
+  std::mt19937 rng(5);
+  for (int64_t n : {1, 255, 1000, 70001}) {
+    CompressionOptions options;
+    options.dense_below = 0;
+    options.intervals = 256;
+    auto compressor = MakeCompressor(n, options);
+    const std::vector<float> gradient = HeavyTailedGradient(n, rng);
+    CompressedLayer out;
+    ENTROGRAD_ASSERT_OK(compressor->Compress(gradient, 0, &out));
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(EntropyStats expected,
+                                   ComputeIntervalEntropy(gradient, 256));
+    EXPECT_EQ(out.entropy.entropy, expected.entropy) << n;
+    EXPECT_EQ(out.entropy.intervals, expected.intervals);
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(KeepDecision decision,
+                                   DecideKeepCount(expected, n, 0, options));
+    EXPECT_EQ(out.k, decision.k);
+    EXPECT_EQ(out.keep_ratio, decision.keep_ratio);
+  }
+}
+
+TEST(LayerCompressorTest, SameInputsGiveIdenticalOutputs) {
+  CompressionOptions options;
+  options.dense_below = 0;
+  options.momentum_correction = true;
+  auto first = MakeCompressor(30000, options);
+  auto second = MakeCompressor(30000, options);
+  std::mt19937 rng(1);
+  CompressedLayer out_first, out_second;
+  for (int step = 0; step < 10; ++step) {
+    const std::vector<float> gradient = HeavyTailedGradient(30000, rng);
+    ENTROGRAD_ASSERT_OK(first->Compress(gradient, step, &out_first));
+    ENTROGRAD_ASSERT_OK(second->Compress(gradient, step, &out_second));
+    ASSERT_EQ(out_first.indices, out_second.indices);
+    ASSERT_EQ(0, std::memcmp(out_first.values.data(), out_second.values.data(),
+                             out_first.values.size() * sizeof(float)));
+  }
+}
+
+TEST(LayerCompressorTest, SmallLayerIsSentDenseAndResidualCleared) {
+  CompressionOptions options;  // dense_below = 1024
+  options.momentum_correction = true;
+  auto compressor = MakeCompressor(100, options);
+  std::vector<float> gradient(100);
+  for (int i = 0; i < 100; ++i) gradient[i] = 0.01f * (i - 50);
+  CompressedLayer out;
+  ENTROGRAD_ASSERT_OK(compressor->Compress(gradient, 0, &out));
+  EXPECT_TRUE(out.dense);
+  EXPECT_EQ(out.k, 100);
+  EXPECT_TRUE(out.indices.empty());
+  EXPECT_EQ(out.values, gradient);  // A = 0 + (0.9 * 0 + u) = u exactly
+  for (float g : compressor->residual()) EXPECT_EQ(g, 0.0f);
+  for (float v : compressor->velocity()) EXPECT_EQ(v, 0.0f);
+}
+
+TEST(LayerCompressorTest, AllZeroGradientSendsNothingAndKeepsResidual) {
+  CompressionOptions options;
+  options.dense_below = 0;
+  auto compressor = MakeCompressor(5000, options);
+  std::mt19937 rng(3);
+  CompressedLayer out;
+  ENTROGRAD_ASSERT_OK(compressor->Compress(HeavyTailedGradient(5000, rng), 0, &out));
+  const std::vector<float> residual(compressor->residual().begin(),
+                                    compressor->residual().end());
+  const std::vector<float> zeros(5000, 0.0f);
+  ENTROGRAD_ASSERT_OK(compressor->Compress(zeros, 1, &out));
+  EXPECT_EQ(out.k, 0);
+  EXPECT_TRUE(out.indices.empty());
+  EXPECT_TRUE(out.entropy.all_zero);
+  // G <- A = G + 0: unchanged.
+  EXPECT_EQ(std::vector<float>(compressor->residual().begin(),
+                               compressor->residual().end()),
+            residual);
+}
+
+TEST(LayerCompressorTest, ThresholdPolicySendsEveryEntryAtOrAboveTau) {
+  CompressionOptions options;
+  options.policy = KeepPolicy::kThreshold;
+  options.threshold = 0.25;
+  options.dense_below = 0;
+  auto compressor = MakeCompressor(8, options);
+  const std::vector<float> gradient = {0.1f, -0.25f, 0.3f, 0.0f, -1.0f, 0.2f, 0.24f, 0.25f};
+  CompressedLayer out;
+  ENTROGRAD_ASSERT_OK(compressor->Compress(gradient, 0, &out));
+  EXPECT_EQ(out.indices, (std::vector<uint32_t>{1, 2, 4, 7}));
+  EXPECT_EQ(out.values, (std::vector<float>{-0.25f, 0.3f, -1.0f, 0.25f}));
+  EXPECT_DOUBLE_EQ(out.keep_ratio, 4.0 / 8.0);
+  // Residual keeps the rest; next step 0.1 + 0.2 = 0.3 and 0.2 + 0.05 >= 0.25
+  // cross tau, 0.24 stays below.
+  const std::vector<float> second = {0.2f, 0, 0, 0, 0, 0.05f, 0, 0};
+  ENTROGRAD_ASSERT_OK(compressor->Compress(second, 1, &out));
+  EXPECT_EQ(out.indices, (std::vector<uint32_t>{0, 5}));
+}
+
+TEST(LayerCompressorTest, BudgetPolicyRunsInTwoPhases) {
+  CompressionOptions options;
+  options.policy = KeepPolicy::kEntropyBudget;
+  options.budget_density = 0.01;
+  options.dense_below = 0;
+  std::mt19937 rng(8);
+  std::vector<std::unique_ptr<LayerCompressor>> layers;
+  layers.push_back(MakeCompressor(40000, options));
+  layers.push_back(MakeCompressor(10000, options));
+  CompressedLayer out;
+  EXPECT_THAT(layers[0]->Compress(HeavyTailedGradient(40000, rng), 0, &out),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "BudgetKeepCounts"));
+  std::vector<BudgetLayer> budget;
+  for (auto& layer : layers) {
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+        EntropyStats stats, layer->Accumulate(HeavyTailedGradient(layer->numel(), rng)));
+    budget.push_back({layer->numel(), stats.effective_fraction, stats.all_zero});
+  }
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> keep,
+                                 BudgetKeepCounts(budget, options.budget_density));
+  int64_t sent = 0;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    ENTROGRAD_ASSERT_OK(layers[l]->SelectTopK(keep[l], 0, 0.0, &out));
+    EXPECT_EQ(out.k, keep[l]);
+    sent += out.k;
+  }
+  EXPECT_LE(std::abs(sent - 500), 2);  // D * N = 0.01 * 50000
+}
+
+TEST(LayerCompressorTest, NonFiniteGradientIsRejectedAndChangesNothing) {
+  CompressionOptions options;
+  options.dense_below = 0;
+  options.momentum_correction = true;
+  auto compressor = MakeCompressor(3000, options);
+  std::mt19937 rng(4);
+  CompressedLayer out;
+  ENTROGRAD_ASSERT_OK(compressor->Compress(HeavyTailedGradient(3000, rng), 0, &out));
+  const std::vector<float> residual(compressor->residual().begin(),
+                                    compressor->residual().end());
+  const std::vector<float> velocity(compressor->velocity().begin(),
+                                    compressor->velocity().end());
+  std::vector<float> bad = HeavyTailedGradient(3000, rng);
+  bad[1234] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_THAT(compressor->Compress(bad, 1, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument, "element 1234"));
+  bad[1234] = std::numeric_limits<float>::infinity();
+  EXPECT_THAT(compressor->Compress(bad, 1, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument, "element 1234"));
+  EXPECT_EQ(std::vector<float>(compressor->residual().begin(),
+                               compressor->residual().end()), residual);
+  EXPECT_EQ(std::vector<float>(compressor->velocity().begin(),
+                               compressor->velocity().end()), velocity);
+  // And after the error a pending selection cannot be committed.
+  EXPECT_THAT(compressor->SelectWithPolicy(1, &out),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "Accumulate"));
+}
+
+TEST(LayerCompressorTest, OverflowingAccumulationIsRejectedAndChangesNothing) {
+  CompressionOptions options;
+  options.policy = KeepPolicy::kTopK;
+  options.rho = 0.0005;  // k = round(0.0005 * 2000) = 1: the residual at 1 stays
+  options.dense_below = 0;
+  auto compressor = MakeCompressor(2000, options);
+  std::vector<float> gradient(2000, 0.0f);
+  gradient[0] = 3.0e38f;
+  gradient[1] = 2.9e38f;
+  CompressedLayer out;
+  ENTROGRAD_ASSERT_OK(compressor->Compress(gradient, 0, &out));
+  ASSERT_EQ(out.indices, (std::vector<uint32_t>{0}));
+  EXPECT_THAT(compressor->Compress(gradient, 1, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument, "accumulated"));
+  EXPECT_EQ(compressor->residual()[1], 2.9e38f);
+  EXPECT_EQ(compressor->residual()[0], 0.0f);
+}
+
+TEST(LayerCompressorTest, RejectsBadCallsAndRestoresState) {
+  CompressionOptions options;
+  options.dense_below = 0;
+  EXPECT_THAT(LayerCompressor::Create(0, options),
+              StatusIs(absl::StatusCode::kInvalidArgument, "numel"));
+  options.rho = 2;
+  EXPECT_THAT(LayerCompressor::Create(10, options),
+              StatusIs(absl::StatusCode::kInvalidArgument, "rho"));
+  options.rho = 0.01;
+  auto compressor = MakeCompressor(10, options);
+  CompressedLayer out;
+  const std::vector<float> short_gradient(9, 1.0f);
+  EXPECT_THAT(compressor->Compress(short_gradient, 0, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument, "9 elements"));
+  EXPECT_THAT(compressor->SelectTopK(1, 0, 0.1, &out),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "Accumulate"));
+  const std::vector<float> gradient(10, 1.0f);
+  ENTROGRAD_ASSERT_OK(compressor->Accumulate(gradient).status());
+  EXPECT_THAT(compressor->SelectTopK(11, 0, 0.1, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument, "k = 11"));
+
+  std::vector<float> saved(10, 0.5f);
+  ENTROGRAD_ASSERT_OK(compressor->RestoreState(saved, {}));
+  EXPECT_EQ(compressor->residual()[3], 0.5f);
+  const std::vector<float> velocity(10, 0.0f);
+  EXPECT_THAT(compressor->RestoreState(saved, velocity),
+              StatusIs(absl::StatusCode::kInvalidArgument, "velocity"));
+  saved[2] = std::nanf("");
+  EXPECT_THAT(compressor->RestoreState(saved, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "element 2"));
+  EXPECT_EQ(compressor->residual()[2], 0.5f);
+}
+
+}  // namespace
+}  // namespace entrograd
