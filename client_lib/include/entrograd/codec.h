@@ -93,7 +93,8 @@ int64_t IndexBytes(IndexEncoding encoding, uint64_t numel,
 // `indices` (strictly ascending) where it holds `values`.
 // Errors (INVALID_ARGUMENT, naming the problem and position):
 //   numel == 0 or numel > kMaxPayloadNumel; indices.size() != values.size();
-//   an index >= numel; indices not strictly ascending; a NaN or Inf value.
+//   an index >= numel; indices not strictly ascending; a NaN or Inf value;
+//   an options enum holding a value outside the declared enumerators.
 // With kDense the zeros between the indices are written out explicitly.
 absl::StatusOr<EncodedPayload> EncodeSparse(uint64_t numel,
                                             absl::Span<const uint32_t> indices,
@@ -103,6 +104,8 @@ absl::StatusOr<EncodedPayload> EncodeSparse(uint64_t numel,
 // Encodes a dense vector (every element). With options.index_encoding unset
 // the automatic choice also considers the sparse encodings of its nonzeros
 // (a mostly-zero "dense" vector is sent sparse when that is smaller).
+// A sparse encoding (chosen or explicit) carries every element whose bits
+// are not +0.0; -0.0 is kept so that f32 round-trips bitwise.
 // Errors: as EncodeSparse (empty or too long input, NaN or Inf).
 absl::StatusOr<EncodedPayload> EncodeDense(absl::Span<const float> values,
                                            const EncodeOptions& options = {});
@@ -143,7 +146,9 @@ absl::StatusOr<DecodedPayload> DecodePayload(const PayloadView& payload);
 
 // Adds nothing, overwrites: writes the decoded values into `dense` (size
 // numel) at their indices (all of it when dense). Errors: INVALID_ARGUMENT
-// when dense.size() != payload.numel.
+// when dense.size() != payload.numel, or when a hand-built payload breaks
+// the invariants above (indices/values sizes differ, an index >= numel, a
+// dense payload without numel values); `dense` is left untouched then.
 absl::Status ScatterInto(const DecodedPayload& payload, absl::Span<float> dense);
 
 // Scalar conversions used by the codec, exposed for tests and the GPU path.

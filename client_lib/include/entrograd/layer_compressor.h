@@ -67,9 +67,14 @@ class LayerCompressor {
 
   // Phase 1 (5.1-5.3): computes A from the fresh gradient into scratch and
   // returns the gradient's interval entropy. A pending accumulation is
-  // replaced. Errors: INVALID_ARGUMENT when gradient.size() != numel or the
-  // gradient, or A, holds NaN/Inf (naming the element).
-  absl::StatusOr<EntropyStats> Accumulate(absl::Span<const float> gradient);
+  // replaced. `max_keep`, when in [1, numel), is an upper bound on the k the
+  // following selection will ask for: the pass then also collects the
+  // selection's candidates and saves a second pass over A (the result is
+  // exact whatever k comes). Errors: INVALID_ARGUMENT when gradient.size()
+  // != numel or the gradient holds NaN/Inf (naming the element); an A that
+  // overflows to Inf is reported by the selection.
+  absl::StatusOr<EntropyStats> Accumulate(absl::Span<const float> gradient,
+                                          int64_t max_keep = -1);
 
   // Phase 2 (5.5-5.7) with an explicit k in [0, numel]: selects, fills *out
   // and commits G (and V). Errors: FAILED_PRECONDITION without a pending
@@ -99,6 +104,12 @@ class LayerCompressor {
  private:
   LayerCompressor(int64_t numel, const CompressionOptions& options);
 
+  absl::Status SelectAndCommit(int64_t k, int64_t step, double keep_ratio,
+                               CompressedLayer* out);
+  absl::Status CheckAccumulatedFinite() const;
+  // Upper bound on the policy's k at `step`, or -1 when there is none worth
+  // collecting candidates for.
+  int64_t MaxKeepCount(int64_t step) const;
   absl::Status Commit(int64_t step, double keep_ratio, bool dense,
                       CompressedLayer* out);
 
@@ -108,10 +119,15 @@ class LayerCompressor {
   std::vector<float> velocity_;            // V (momentum correction only)
   std::vector<float> pending_accumulated_; // A of the pending step
   std::vector<float> pending_velocity_;    // V of the pending step
-  std::vector<uint32_t> histogram_;        // of |A|, for selection
   std::vector<double> interval_sums_;      // of |u|, for entropy
   EntropyStats pending_entropy_;
   bool pending_ = false;
+  // Candidates collected by the pending Accumulate for any k <= candidate_k_
+  // (rank keys, in index order, of A at or above a sampled bound).
+  std::vector<uint64_t> candidates_;
+  std::vector<uint32_t> sample_keys_;
+  bool candidates_valid_ = false;
+  int64_t candidate_k_ = 0;
   SelectScratch scratch_;
 };
 

@@ -1,8 +1,10 @@
 // Exact, deterministic selection of the entries with the largest magnitude
 // (ALGORITHM.md 5.5): the k entries with the largest |x|, ties broken by the
-// smaller index, returned as ascending indices. O(n): a histogram over the
-// top 16 bits of |x|'s IEEE bit pattern finds the boundary bucket, and only
-// that bucket's entries are ranked exactly. No full sort.
+// smaller index, returned as ascending indices. O(n), no full sort: an evenly
+// spaced sample bounds the k-th largest |x| from below, one branch-free pass
+// collects the entries above the bound, and nth_element ranks only those.
+// When the bound misses, a histogram over the top 16 bits of |x|'s IEEE bit
+// pattern finds the boundary bucket instead. Both are exact.
 //
 // Thread safety: the functions are pure; a SelectScratch must not be shared
 // by concurrent calls.
@@ -23,6 +25,8 @@ struct SelectScratch {
   std::vector<uint32_t> histogram;
   std::vector<uint32_t> survivors;
   std::vector<uint32_t> ranked;
+  std::vector<uint64_t> candidates;
+  std::vector<uint64_t> ranked_keys;
 };
 
 // Writes into *indices (resized to k) the indices of the k entries of

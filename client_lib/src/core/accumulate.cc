@@ -3,18 +3,19 @@
 #include <algorithm>
 
 #include "core/interval_sums.h"
-#include "core/magnitude_key.h"
 #include "entrograd/entropy.h"
 
 namespace entrograd {
 
 namespace {
 
-// Elements per block: small enough that a block's A is still in L1 when the
-// histogram loop reads it back, a multiple of kSumLanes so that the lane of
-// every element (and so the sum) does not depend on the blocking.
+// Elements per block: small enough that a block's u is still in L1 when the
+// accumulate loop reads it again after the |u| sums, a multiple of kSumLanes
+// so that the lane of every element (and so the sum) does not depend on the
+// blocking.
 constexpr int64_t kBlock = 2048;
 static_assert(kBlock % kSumLanes == 0);
+static_assert(kBlock <= CandidateCollector::kScanBlock);
 
 }  // namespace
 
@@ -27,7 +28,6 @@ void AccumulateAndMeasure(const AccumulateBuffers& buffers, float momentum) {
   const float* v = buffers.velocity.data();
   float* a = buffers.accumulated.data();
   float* v_next = buffers.next_velocity.data();
-  uint32_t* histogram = buffers.histogram;
 
   for (int64_t i = 0; i < m; ++i) {
     const int64_t begin = IntervalBegin(i, n, m);
@@ -36,19 +36,21 @@ void AccumulateAndMeasure(const AccumulateBuffers& buffers, float momentum) {
     for (int64_t block = begin; block < end; block += kBlock) {
       const int64_t length = std::min(kBlock, end - block);
       AccumulateAbs(u + block, length, lanes);
-      // Separate simple loops so the compiler vectorises the arithmetic; the
-      // histogram's scattered increments cannot be vectorised.
+      // Separate simple loops so the compiler vectorises each of them.
       if (with_momentum) {
         for (int64_t j = block; j < block + length; ++j) {
-          const float velocity = momentum * v[j] + u[j];
+          const float velocity = NextVelocity(momentum, v[j], u[j]);
           v_next[j] = velocity;
-          a[j] = g[j] + velocity;
+          a[j] = Accumulated(g[j], velocity);
         }
       } else {
-        for (int64_t j = block; j < block + length; ++j) a[j] = g[j] + u[j];
+        for (int64_t j = block; j < block + length; ++j) {
+          a[j] = Accumulated(g[j], u[j]);
+        }
       }
-      for (int64_t j = block; j < block + length; ++j) {
-        ++histogram[BucketOf(MagnitudeKey(a[j]))];
+      // While the block of A is still in L1: saves a second pass over A.
+      if (buffers.candidates != nullptr) {
+        buffers.candidates->Scan(a, block, block + length);
       }
     }
     buffers.interval_abs_sums[i] = SumLanes(lanes);

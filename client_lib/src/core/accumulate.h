@@ -1,14 +1,25 @@
 // The fused first pass of LayerCompressor (ALGORITHM.md 5.1-5.3): one read
-// of u, G (and V) computes A, the per-interval sums of |u| for the entropy,
-// and the histogram of |A| for the selection. Private to the core.
+// of u, G (and V) computes A and the per-interval sums of |u| for the
+// entropy. Private to the core.
 #ifndef ENTROGRAD_CORE_ACCUMULATE_H_
 #define ENTROGRAD_CORE_ACCUMULATE_H_
 
 #include <cstdint>
 
 #include "absl/types/span.h"
+#include "core/candidate_select.h"
 
 namespace entrograd {
+
+// The arithmetic of ALGORITHM.md 5.1, in one place so that the pass and the
+// candidate sampling compute bitwise the same A (the core is built with
+// -ffp-contract=off, so no FMA contraction changes it either).
+inline float NextVelocity(float momentum, float velocity, float gradient) {
+  return momentum * velocity + gradient;
+}
+inline float Accumulated(float residual, float increment) {
+  return residual + increment;
+}
 
 struct AccumulateBuffers {
   absl::Span<const float> gradient;  // u, n elements
@@ -17,11 +28,12 @@ struct AccumulateBuffers {
   absl::Span<float> accumulated;     // out: A = G + u (or G + V'), n elements
   absl::Span<float> next_velocity;   // out: V' = mu V + u; empty: no momentum
   absl::Span<double> interval_abs_sums;  // out: m sums of |u|, 1 <= m <= n
-  uint32_t* histogram = nullptr;     // in/out: bucket counts of |A| added
+  CandidateCollector* candidates = nullptr;  // optional: fed every block of A
 };
 
-// Fills the outputs. Non-finite inputs propagate into the sums and into the
-// histogram's non-finite buckets; the caller checks those.
+// Fills the outputs. A non-finite u makes its interval's sum non-finite;
+// finite u, G and V can still overflow A or V' to +-Inf (never NaN). The
+// caller checks both.
 void AccumulateAndMeasure(const AccumulateBuffers& buffers, float momentum);
 
 }  // namespace entrograd

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/candidate_select.h"
 #include "core/interval_sums.h"
 #include "core/magnitude_key.h"
 
@@ -72,33 +73,14 @@ void SelectLargestWithHistogram(absl::Span<const float> values, int64_t k,
     return;
   }
 
-  // Rank the boundary bucket exactly: (key descending, index ascending) is a
-  // strict total order, so the need-th element is unique and the result does
-  // not depend on nth_element's implementation.
-  std::vector<uint32_t>& ranked = scratch->ranked;
-  ranked.clear();
-  for (uint32_t index : survivors) {
-    if (BucketOf(MagnitudeKey(values[index])) == boundary) {
-      ranked.push_back(index);
-    }
+  // Rank the boundary bucket exactly among the survivors (a superset of the
+  // answer, in index order).
+  std::vector<uint64_t>& candidates = scratch->candidates;
+  candidates.resize(survivors.size());
+  for (size_t j = 0; j < survivors.size(); ++j) {
+    candidates[j] = RankKey(MagnitudeKey(values[survivors[j]]), survivors[j]);
   }
-  auto before = [values](uint32_t a, uint32_t b) {
-    const uint32_t key_a = MagnitudeKey(values[a]);
-    const uint32_t key_b = MagnitudeKey(values[b]);
-    return key_a != key_b ? key_a > key_b : a < b;
-  };
-  std::nth_element(ranked.begin(), ranked.begin() + (need - 1), ranked.end(),
-                   before);
-  const uint32_t last_taken = ranked[need - 1];
-
-  indices->resize(k);
-  size_t taken = 0;
-  for (uint32_t index : survivors) {
-    if (BucketOf(MagnitudeKey(values[index])) > boundary ||
-        !before(last_taken, index)) {
-      (*indices)[taken++] = index;
-    }
-  }
+  SelectAmongCandidates(candidates, k, &scratch->ranked_keys, indices);
 }
 
 }  // namespace entrograd

@@ -2,17 +2,24 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "core/accumulate.h"
-#include "core/histogram_select.h"
+#include "core/candidate_select.h"
+#include "core/exact_select.h"
 #include "core/interval_sums.h"
 #include "core/magnitude_key.h"
 #include "entrograd/keep_count.h"
 
 namespace entrograd {
+
+namespace {
+constexpr absl::string_view kAccumulatedName =
+    "accumulated gradient (residual + gradient)";
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<LayerCompressor>> LayerCompressor::Create(
     int64_t numel, const CompressionOptions& options) {
@@ -32,7 +39,6 @@ LayerCompressor::LayerCompressor(int64_t numel,
       velocity_(options.momentum_correction ? numel : 0, 0.0f),
       pending_accumulated_(numel),
       pending_velocity_(options.momentum_correction ? numel : 0),
-      histogram_(kHistogramBuckets),
       interval_sums_(std::min<int64_t>(options.intervals, numel)) {}
 
 absl::Status LayerCompressor::Compress(absl::Span<const float> gradient,
@@ -42,13 +48,31 @@ absl::Status LayerCompressor::Compress(absl::Span<const float> gradient,
         "the entropy_budget policy needs every layer's entropy first: call "
         "Accumulate on every layer, BudgetKeepCounts, then SelectTopK");
   }
-  ENTROGRAD_RETURN_IF_ERROR(Accumulate(gradient).status());
+  ENTROGRAD_RETURN_IF_ERROR(Accumulate(gradient, MaxKeepCount(step)).status());
   return SelectWithPolicy(step, out);
 }
 
+int64_t LayerCompressor::MaxKeepCount(int64_t step) const {
+  if (numel_ < options_.dense_below) return -1;
+  const double density =
+      WarmupDensity(options_.rho, options_.warmup_steps, step);
+  switch (options_.policy) {
+    case KeepPolicy::kEntropy:
+      // r = clamp(density * f, r_min, 1) with f <= 1.
+      return RoundAndClamp(std::max(density, options_.min_keep_ratio) *
+                               static_cast<double>(numel_),
+                           1, numel_);
+    case KeepPolicy::kTopK:
+      return RoundAndClamp(density * static_cast<double>(numel_), 1, numel_);
+    default:
+      return -1;
+  }
+}
+
 absl::StatusOr<EntropyStats> LayerCompressor::Accumulate(
-    absl::Span<const float> gradient) {
+    absl::Span<const float> gradient, int64_t max_keep) {
   pending_ = false;
+  candidates_valid_ = false;
   if (static_cast<int64_t>(gradient.size()) != numel_) {
     return absl::InvalidArgumentError(
         absl::StrCat("gradient has ", gradient.size(),
@@ -61,9 +85,32 @@ absl::StatusOr<EntropyStats> LayerCompressor::Accumulate(
   buffers.accumulated = absl::MakeSpan(pending_accumulated_);
   buffers.next_velocity = absl::MakeSpan(pending_velocity_);
   buffers.interval_abs_sums = absl::MakeSpan(interval_sums_);
-  std::fill(histogram_.begin(), histogram_.end(), 0u);
-  buffers.histogram = histogram_.data();
-  AccumulateAndMeasure(buffers, static_cast<float>(options_.momentum));
+  const float momentum = static_cast<float>(options_.momentum);
+  std::optional<CandidateCollector> collector;
+  if (max_keep >= 1 && max_keep < numel_) {
+    // The bound comes from A at the sample positions, computed here from the
+    // inputs with the pass's own arithmetic (bitwise the same values).
+    sample_keys_.resize(CandidateSampleCount(numel_));
+    for (size_t j = 0; j < sample_keys_.size(); ++j) {
+      const int64_t i = CandidateSamplePosition(j, numel_);
+      const float increment =
+          options_.momentum_correction
+              ? NextVelocity(momentum, velocity_[i], gradient[i])
+              : gradient[i];
+      sample_keys_[j] = MagnitudeKey(Accumulated(residual_[i], increment));
+    }
+    uint32_t min_key = 0;
+    if (CandidateBoundFromSample(&sample_keys_, numel_, max_keep, &min_key)) {
+      collector.emplace(min_key, CandidateCapacity(numel_, max_keep),
+                        &candidates_);
+      buffers.candidates = &*collector;
+    }
+  }
+  AccumulateAndMeasure(buffers, momentum);
+  if (collector.has_value()) {
+    candidates_valid_ = collector->Finish();
+    candidate_k_ = max_keep;
+  }
 
   const int64_t m = static_cast<int64_t>(interval_sums_.size());
   for (int64_t i = 0; i < m; ++i) {
@@ -72,10 +119,6 @@ absl::StatusOr<EntropyStats> LayerCompressor::Accumulate(
                             IntervalBegin(i + 1, numel_, m));
     }
   }
-  // A finite gradient can still overflow A (G + u beyond float range).
-  ENTROGRAD_RETURN_IF_ERROR(CheckHistogramFinite(
-      "accumulated gradient (residual + gradient)", pending_accumulated_,
-      histogram_.data()));
   pending_entropy_ = EntropyFromIntervalSums(interval_sums_, numel_);
   pending_ = true;
   return pending_entropy_;
@@ -91,6 +134,7 @@ absl::Status LayerCompressor::SelectWithPolicy(int64_t step,
       KeepDecision decision,
       DecideKeepCount(pending_entropy_, numel_, step, options_));
   if (decision.dense) {
+    ENTROGRAD_RETURN_IF_ERROR(CheckAccumulatedFinite());
     return Commit(step, decision.keep_ratio, /*dense=*/true, out);
   }
   if (decision.k < 0) {  // constant threshold: k known only after comparing
@@ -101,9 +145,7 @@ absl::Status LayerCompressor::SelectWithPolicy(int64_t step,
                          static_cast<double>(numel_);
     return Commit(step, ratio, /*dense=*/false, out);
   }
-  SelectLargestWithHistogram(pending_accumulated_, decision.k,
-                             histogram_.data(), &scratch_, &out->indices);
-  return Commit(step, decision.keep_ratio, /*dense=*/false, out);
+  return SelectAndCommit(decision.k, step, decision.keep_ratio, out);
 }
 
 absl::Status LayerCompressor::SelectTopK(int64_t k, int64_t step,
@@ -117,10 +159,40 @@ absl::Status LayerCompressor::SelectTopK(int64_t k, int64_t step,
     return absl::InvalidArgumentError(
         absl::StrCat("k = ", k, " is out of range [0, ", numel_, "]"));
   }
-  if (k == numel_) return Commit(step, 1.0, /*dense=*/true, out);
-  SelectLargestWithHistogram(pending_accumulated_, k, histogram_.data(),
-                             &scratch_, &out->indices);
+  if (k == numel_) {
+    ENTROGRAD_RETURN_IF_ERROR(CheckAccumulatedFinite());
+    return Commit(step, 1.0, /*dense=*/true, out);
+  }
+  return SelectAndCommit(k, step, keep_ratio, out);
+}
+
+absl::Status LayerCompressor::SelectAndCommit(int64_t k, int64_t step,
+                                              double keep_ratio,
+                                              CompressedLayer* out) {
+  // A finite gradient can still overflow A (G + u beyond the float range);
+  // selection sees every Inf and reports it before anything is committed.
+  if (candidates_valid_ && k >= 1 && k <= candidate_k_ &&
+      static_cast<int64_t>(candidates_.size()) >= k) {
+    ENTROGRAD_RETURN_IF_ERROR(CheckCandidatesFinite(
+        kAccumulatedName, pending_accumulated_, candidates_));
+    SelectAmongCandidates(candidates_, k, &scratch_.ranked_keys,
+                          &out->indices);
+  } else {
+    ENTROGRAD_RETURN_IF_ERROR(SelectLargestExact(kAccumulatedName,
+                                                 pending_accumulated_, k,
+                                                 &scratch_, &out->indices));
+  }
   return Commit(step, keep_ratio, /*dense=*/false, out);
+}
+
+absl::Status LayerCompressor::CheckAccumulatedFinite() const {
+  const std::vector<float>& a = pending_accumulated_;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (MagnitudeKey(a[i]) >= kNonFiniteKey) {
+      return NonFiniteError(kAccumulatedName, a, i, i + 1);
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status LayerCompressor::Commit(int64_t step, double keep_ratio,
@@ -158,6 +230,7 @@ absl::Status LayerCompressor::Commit(int64_t step, double keep_ratio,
   }
   residual_.swap(pending_accumulated_);
   pending_ = false;
+  candidates_valid_ = false;
   return absl::OkStatus();
 }
 

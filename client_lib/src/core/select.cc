@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "core/histogram_select.h"
+#include "core/exact_select.h"
 #include "core/interval_sums.h"
 #include "core/magnitude_key.h"
 
@@ -33,16 +33,17 @@ absl::Status SelectLargestMagnitude(absl::Span<const float> values, int64_t k,
   }
   SelectScratch local_scratch;
   if (scratch == nullptr) scratch = &local_scratch;
-  scratch->histogram.assign(kHistogramBuckets, 0);
-  AddToMagnitudeHistogram(values, scratch->histogram.data());
-  if (absl::Status status =
-          CheckHistogramFinite("values", values, scratch->histogram.data());
-      !status.ok()) {
-    return status;
+  // Select into a local vector so that *indices is untouched on error.
+  std::vector<uint32_t> selected;
+  selected.swap(*indices);
+  absl::Status status =
+      SelectLargestExact("values", values, k, scratch, &selected);
+  if (status.ok()) {
+    selected.swap(*indices);
+  } else {
+    selected.swap(*indices);  // give the caller's vector back unchanged
   }
-  SelectLargestWithHistogram(values, k, scratch->histogram.data(), scratch,
-                             indices);
-  return absl::OkStatus();
+  return status;
 }
 
 absl::Status SelectAtLeastMagnitude(absl::Span<const float> values,

@@ -1,6 +1,7 @@
 #include "entrograd/layer_compressor.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -280,6 +281,61 @@ TEST(LayerCompressorTest, OverflowingAccumulationIsRejectedAndChangesNothing) {
               StatusIs(absl::StatusCode::kInvalidArgument, "accumulated"));
   EXPECT_EQ(compressor->residual()[1], 2.9e38f);
   EXPECT_EQ(compressor->residual()[0], 0.0f);
+}
+
+TEST(LayerCompressorTest, AnyKAfterAnyMaxKeepHintIsExact) {
+  // The hint only decides whether the pass collects candidates; a k above
+  // the hint, or a hint the sample misjudges, must still give the exact set.
+  std::mt19937 rng(12);
+  CompressionOptions options;
+  options.dense_below = 0;
+  for (reference::Shape shape : reference::kAllShapes) {
+    const std::vector<float> gradient = reference::MakeValues(shape, 50000, 7);
+    for (int64_t hint : {-1, 1, 10, 500, 49999}) {
+      for (int64_t k : {1, 10, 11, 499, 500, 2000, 49999, 50000}) {
+        auto compressor = MakeCompressor(50000, options);
+        ENTROGRAD_ASSERT_OK(compressor->Accumulate(gradient, hint).status());
+        CompressedLayer out;
+        ENTROGRAD_ASSERT_OK(compressor->SelectTopK(k, 0, 0.0, &out));
+        if (k == 50000) {
+          EXPECT_TRUE(out.dense);
+          continue;
+        }
+        ASSERT_EQ(out.indices, reference::SelectBySort(gradient, k))
+            << "shape " << static_cast<int>(shape) << " hint " << hint << " k " << k;
+      }
+    }
+  }
+}
+
+TEST(LayerCompressorTest, LargestLayersWork) {
+  // 500M elements (2 GB per buffer): 64-bit sizes end to end. Too big for
+  // the sort reference; checks that the selected entries are the largest.
+  const int64_t n = 500'000'003;
+  CompressionOptions options;
+  options.policy = KeepPolicy::kTopK;
+  options.rho = 1e-5;
+  options.dense_below = 0;
+  std::vector<float> gradient(n);
+  uint64_t state = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    gradient[i] = static_cast<float>(static_cast<int32_t>(state >> 32)) * 1e-12f;
+  }
+  auto compressor = MakeCompressor(n, options);
+  CompressedLayer out;
+  ENTROGRAD_ASSERT_OK(compressor->Compress(gradient, 0, &out));
+  ASSERT_EQ(out.k, 5000);  // round(1e-5 * 500000003)
+  ASSERT_TRUE(std::is_sorted(out.indices.begin(), out.indices.end()));
+  float smallest_sent = INFINITY;
+  for (size_t j = 0; j < out.indices.size(); ++j) {
+    ASSERT_EQ(out.values[j], gradient[out.indices[j]]);
+    smallest_sent = std::min(smallest_sent, std::fabs(out.values[j]));
+  }
+  float largest_kept = 0.0f;
+  for (float g : compressor->residual()) largest_kept = std::max(largest_kept, std::fabs(g));
+  EXPECT_LE(largest_kept, smallest_sent);
+  EXPECT_GT(out.indices.back(), 400'000'000u);  // indices beyond 2^28 occur
 }
 
 TEST(LayerCompressorTest, RejectsBadCallsAndRestoresState) {

@@ -1,0 +1,193 @@
+// EncodeSparse and EncodeDense: validate the input, pick the index encoding
+// (encoding_choice.h) and write index and value bytes into buffers sized
+// up front.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "codec/encoding_choice.h"
+#include "codec/index_encoding.h"
+#include "codec/little_endian.h"
+#include "codec/value_encoding.h"
+#include "common/status_macros.h"
+#include "entrograd/codec.h"
+
+namespace entrograd {
+namespace {
+
+using codec_internal::SparseShape;
+
+absl::Status CheckNumel(uint64_t numel, absl::string_view what) {
+  if (numel == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": must not be 0"));
+  }
+  if (numel > kMaxPayloadNumel) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": ", numel, " exceeds kMaxPayloadNumel ", kMaxPayloadNumel));
+  }
+  return absl::OkStatus();
+}
+
+// Options can hold any integer cast to the enums; reject those up front so
+// the switches below only ever see known values.
+absl::Status CheckOptions(const EncodeOptions& options) {
+  const int type = static_cast<int>(options.value_type);
+  if (type < 1 || type > 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.value_type: unknown value ", type));
+  }
+  if (options.index_encoding.has_value()) {
+    const int encoding = static_cast<int>(*options.index_encoding);
+    if (encoding < 1 || encoding > 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("options.index_encoding: unknown value ", encoding));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckIndices(uint64_t numel, absl::Span<const uint32_t> indices) {
+  for (size_t j = 0; j < indices.size(); ++j) {
+    if (indices[j] >= numel) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("indices: index ", indices[j], " at position ", j,
+                       " is >= numel ", numel));
+    }
+    if (j > 0 && indices[j] <= indices[j - 1]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "indices: index ", indices[j], " at position ", j,
+          " is not greater than previous index ", indices[j - 1],
+          indices[j] == indices[j - 1] ? " (repeated)" : " (descending)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Writes validated (indices, values) of a numel-element vector with a known
+// encoding; kDense writes the zeros in between explicitly.
+EncodedPayload WriteSparsePayload(uint64_t numel, IndexEncoding encoding,
+                                  ValueType type,
+                                  absl::Span<const uint32_t> indices,
+                                  absl::Span<const float> values) {
+  const auto value_size = static_cast<size_t>(ValueTypeBytes(type));
+  EncodedPayload payload;
+  payload.numel = numel;
+  payload.index_encoding = encoding;
+  payload.value_type = type;
+  if (encoding == IndexEncoding::kDense) {
+    payload.count = numel;
+    // +0 is all-zero bits in f32, f16 and bf16 alike.
+    payload.value_bytes.assign(static_cast<size_t>(numel) * value_size, '\0');
+    payload.saturated_values = codec_internal::WriteValuesAt(
+        type, indices, values, payload.value_bytes.data());
+    return payload;
+  }
+  payload.count = indices.size();
+  codec_internal::WriteIndices(encoding, numel, indices, &payload.index_bytes);
+  payload.value_bytes.resize(values.size() * value_size);
+  payload.saturated_values =
+      codec_internal::WriteValues(type, values, payload.value_bytes.data());
+  return payload;
+}
+
+EncodedPayload WriteDensePayload(ValueType type,
+                                 absl::Span<const float> values) {
+  EncodedPayload payload;
+  payload.numel = values.size();
+  payload.count = values.size();
+  payload.index_encoding = IndexEncoding::kDense;
+  payload.value_type = type;
+  payload.value_bytes.resize(values.size() *
+                             static_cast<size_t>(ValueTypeBytes(type)));
+  payload.saturated_values =
+      codec_internal::WriteValues(type, values, payload.value_bytes.data());
+  return payload;
+}
+
+// A dense element is left out of a sparse encoding only when it is +0.0
+// (all bits zero): -0.0 is kept so that f32 payloads round-trip bitwise.
+bool IsOmittable(float value) { return codec_internal::FloatBits(value) == 0; }
+
+// Count and delta-varint size of the kept elements in one pass, without
+// materialising their indices (a dense layer may have 25M elements).
+SparseShape ScanKeptElements(absl::Span<const float> values) {
+  SparseShape shape;
+  shape.numel = values.size();
+  uint32_t next = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (IsOmittable(values[i])) continue;
+    const auto index = static_cast<uint32_t>(i);
+    ++shape.count;
+    shape.delta_varint_bytes += codec_internal::VarintBytes(index - next);
+    next = index + 1;
+  }
+  return shape;
+}
+
+}  // namespace
+
+absl::StatusOr<EncodedPayload> EncodeSparse(uint64_t numel,
+                                            absl::Span<const uint32_t> indices,
+                                            absl::Span<const float> values,
+                                            const EncodeOptions& options) {
+  ENTROGRAD_RETURN_IF_ERROR(CheckOptions(options));
+  ENTROGRAD_RETURN_IF_ERROR(CheckNumel(numel, "numel"));
+  if (indices.size() != values.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("indices and values differ in size: ", indices.size(),
+                     " vs ", values.size()));
+  }
+  ENTROGRAD_RETURN_IF_ERROR(CheckIndices(numel, indices));
+  ENTROGRAD_RETURN_IF_ERROR(codec_internal::CheckFinite(values, "values"));
+
+  IndexEncoding encoding;
+  if (options.index_encoding.has_value()) {
+    encoding = *options.index_encoding;
+  } else {
+    SparseShape shape;
+    shape.numel = numel;
+    shape.count = indices.size();
+    shape.delta_varint_bytes = codec_internal::DeltaVarintBytes(indices);
+    encoding = codec_internal::ChooseIndexEncoding(shape, options.value_type);
+  }
+  return WriteSparsePayload(numel, encoding, options.value_type, indices,
+                            values);
+}
+
+absl::StatusOr<EncodedPayload> EncodeDense(absl::Span<const float> values,
+                                           const EncodeOptions& options) {
+  ENTROGRAD_RETURN_IF_ERROR(CheckOptions(options));
+  ENTROGRAD_RETURN_IF_ERROR(CheckNumel(values.size(), "values.size()"));
+  ENTROGRAD_RETURN_IF_ERROR(codec_internal::CheckFinite(values, "values"));
+
+  const ValueType type = options.value_type;
+  if (options.index_encoding == IndexEncoding::kDense) {
+    return WriteDensePayload(type, values);
+  }
+  const SparseShape shape = ScanKeptElements(values);
+  const IndexEncoding encoding =
+      options.index_encoding.has_value()
+          ? *options.index_encoding
+          : codec_internal::ChooseIndexEncoding(shape, type);
+  if (encoding == IndexEncoding::kDense) {
+    return WriteDensePayload(type, values);
+  }
+  std::vector<uint32_t> kept_indices;
+  std::vector<float> kept_values;
+  kept_indices.reserve(shape.count);
+  kept_values.reserve(shape.count);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (IsOmittable(values[i])) continue;
+    kept_indices.push_back(static_cast<uint32_t>(i));
+    kept_values.push_back(values[i]);
+  }
+  return WriteSparsePayload(values.size(), encoding, type, kept_indices,
+                            kept_values);
+}
+
+}  // namespace entrograd
