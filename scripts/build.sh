@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 BUILD_DIR="${ENTROGRAD_BUILD_DIR:-build}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+# Relative paths in the cache keys: a fresh clone elsewhere (CI) still hits.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

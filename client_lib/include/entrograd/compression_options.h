@@ -45,7 +45,8 @@ struct CompressionOptions {
   // entropy gets under kEntropy, and the fixed density of kTopK.
   double rho = 0.01;
 
-  // Lower bound on the keep ratio under kEntropy, in [0, rho]. Default 0.
+  // Lower bound on the keep ratio under kEntropy, in [0, 1] (useful values
+  // lie below rho). Default 0.
   double min_keep_ratio = 0.0;
 
   // Global density D (0 < D <= 1) under kEntropyBudget.

@@ -1,0 +1,253 @@
+#include "entrograd_cli/inspect_report.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "entrograd/codec.h"
+
+namespace entrograd::cli {
+namespace {
+
+size_t EncodingSlot(IndexEncoding encoding) {
+  for (size_t e = 0; e < kIndexEncodingCount; ++e) {
+    if (kAllIndexEncodings[e] == encoding) return e;
+  }
+  return 0;
+}
+
+// Length of the valid UTF-8 sequence starting at text[i], or 0 if the bytes
+// there are not one (overlong forms, surrogates and > U+10FFFF included).
+size_t Utf8SequenceLength(absl::string_view text, size_t i) {
+  const auto byte = [&](size_t j) {
+    return static_cast<unsigned char>(text[j]);
+  };
+  const unsigned char lead = byte(i);
+  size_t length;
+  unsigned char low = 0x80, high = 0xBF;  // bounds of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (size_t j = 2; j < length; ++j) {
+    if (byte(i + j) < 0x80 || byte(i + j) > 0xBF) return 0;
+  }
+  return length;
+}
+
+std::string JsonDouble(double value) { return absl::StrFormat("%.17g", value); }
+
+// Columns of the table: header and one cell per layer; names left-aligned,
+// numbers right-aligned.
+struct Column {
+  std::string header;
+  bool left_aligned = false;
+  std::vector<std::string> cells;
+};
+
+std::string RenderColumns(const std::vector<Column>& columns) {
+  std::vector<size_t> widths;
+  for (const Column& column : columns) {
+    size_t width = column.header.size();
+    for (const std::string& cell : column.cells) {
+      width = std::max(width, cell.size());
+    }
+    widths.push_back(width);
+  }
+  const auto render_row = [&](auto cell_of) {
+    std::string line;
+    for (size_t c = 0; c < columns.size(); ++c) {
+      const std::string& cell = cell_of(columns[c]);
+      const std::string padding(widths[c] - cell.size(), ' ');
+      if (c > 0) line += "  ";
+      if (columns[c].left_aligned) {
+        // No trailing spaces after the last column.
+        line += c + 1 == columns.size() ? cell : cell + padding;
+      } else {
+        line += padding + cell;
+      }
+    }
+    return line + "\n";
+  };
+  std::string table = render_row(
+      [](const Column& column) -> const std::string& { return column.header; });
+  const size_t rows = columns.empty() ? 0 : columns[0].cells.size();
+  for (size_t r = 0; r < rows; ++r) {
+    table += render_row([r](const Column& column) -> const std::string& {
+      return column.cells[r];
+    });
+  }
+  return table;
+}
+
+std::string PolicyLine(const CompressionOptions& options) {
+  std::string line = absl::StrCat("policy ", KeepPolicyName(options.policy));
+  switch (options.policy) {
+    case KeepPolicy::kEntropy:
+    case KeepPolicy::kTopK:
+      absl::StrAppend(&line, ", rho ", options.rho);
+      break;
+    case KeepPolicy::kEntropyBudget:
+      absl::StrAppend(&line, ", budget density ", options.budget_density);
+      break;
+    case KeepPolicy::kThreshold:
+      absl::StrAppend(&line, ", threshold ", options.threshold);
+      break;
+    case KeepPolicy::kDense:
+      break;
+  }
+  absl::StrAppend(&line, ", intervals ", options.intervals, ", dense_below ",
+                  options.dense_below,
+                  "; bytes = index + float32 values on the wire\n");
+  return line;
+}
+
+}  // namespace
+
+std::string JsonString(absl::string_view text) {
+  std::string out = "\"";
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      const size_t length = Utf8SequenceLength(text, i);
+      if (length == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(text.data() + i, length);
+        i += length;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    ++i;
+  }
+  return out + "\"";
+}
+
+std::string FormatInspectJson(absl::Span<const LayerInspection> layers) {
+  std::vector<std::string> rows;
+  rows.reserve(layers.size());
+  for (const LayerInspection& layer : layers) {
+    std::vector<std::string> bytes;
+    for (size_t e = 0; e < kIndexEncodingCount; ++e) {
+      bytes.push_back(
+          absl::StrCat(JsonString(IndexEncodingName(kAllIndexEncodings[e])),
+                       ": ", layer.encoded_bytes[e]));
+    }
+    rows.push_back(absl::StrCat(
+        "  {\"name\": ", JsonString(layer.name), ", \"numel\": ", layer.numel,
+        ", \"entropy\": ", JsonDouble(layer.entropy.entropy),
+        ", \"normalized_entropy\": ",
+        JsonDouble(layer.entropy.normalized_entropy),
+        ", \"effective_fraction\": ",
+        JsonDouble(layer.entropy.effective_fraction),
+        ", \"keep_ratio\": ", JsonDouble(layer.keep_ratio),
+        ", \"k\": ", layer.k, ", \"encoded_bytes\": {",
+        absl::StrJoin(bytes, ", "), "}", ", \"auto_encoding\": ",
+        JsonString(IndexEncodingName(layer.auto_encoding)), "}"));
+  }
+  if (rows.empty()) return "{\"layers\": []}\n";
+  return absl::StrCat("{\"layers\": [\n", absl::StrJoin(rows, ",\n"), "\n]}\n");
+}
+
+std::string FormatInspectTable(absl::Span<const LayerInspection> layers,
+                               const CompressionOptions& options) {
+  std::vector<Column> columns = {
+      {"name", true, {}},
+      {"numel", false, {}},
+      {"entropy", false, {}},
+      {"norm_entropy", false, {}},
+      {"eff_fraction", false, {}},
+      {"keep_ratio", false, {}},
+      {"k", false, {}},
+  };
+  for (IndexEncoding encoding : kAllIndexEncodings) {
+    columns.push_back({std::string(IndexEncodingName(encoding)), false, {}});
+  }
+  columns.push_back({"auto", true, {}});
+
+  int64_t total_numel = 0;
+  int64_t total_k = 0;
+  int64_t total_auto_bytes = 0;
+  for (const LayerInspection& layer : layers) {
+    size_t c = 0;
+    columns[c++].cells.push_back(layer.name);
+    columns[c++].cells.push_back(absl::StrCat(layer.numel));
+    columns[c++].cells.push_back(
+        absl::StrFormat("%.4f", layer.entropy.entropy));
+    columns[c++].cells.push_back(
+        absl::StrFormat("%.4f", layer.entropy.normalized_entropy));
+    columns[c++].cells.push_back(
+        absl::StrFormat("%.4f", layer.entropy.effective_fraction));
+    columns[c++].cells.push_back(absl::StrFormat("%.6g", layer.keep_ratio));
+    columns[c++].cells.push_back(
+        absl::StrCat(layer.k, layer.dense ? " (dense)" : ""));
+    for (size_t e = 0; e < kIndexEncodingCount; ++e) {
+      columns[c++].cells.push_back(absl::StrCat(layer.encoded_bytes[e]));
+    }
+    columns[c++].cells.push_back(
+        std::string(IndexEncodingName(layer.auto_encoding)));
+    total_numel += layer.numel;
+    total_k += layer.k;
+    total_auto_bytes += layer.encoded_bytes[EncodingSlot(layer.auto_encoding)];
+  }
+
+  const int64_t dense_bytes = total_numel * 4;
+  std::string total = absl::StrCat(
+      "total: ", layers.size(), layers.size() == 1 ? " layer, " : " layers, ",
+      total_numel, " elements, ", total_k, " sent; ", total_auto_bytes,
+      " bytes with the automatic encoding vs ", dense_bytes,
+      " bytes dense float32");
+  if (total_auto_bytes > 0) {
+    absl::StrAppend(&total, absl::StrFormat(" (%.1fx smaller)",
+                                            static_cast<double>(dense_bytes) /
+                                                total_auto_bytes));
+  }
+  return absl::StrCat(PolicyLine(options), RenderColumns(columns), total, "\n");
+}
+
+}  // namespace entrograd::cli
