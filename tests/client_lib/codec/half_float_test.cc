@@ -11,21 +11,13 @@
 
 #include "entrograd/codec.h"
 #include "gtest/gtest.h"
+#include "support/float_bits.h"
 
 namespace entrograd {
 namespace {
 
-uint32_t Bits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
-float FromBits(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof(value));
-  return value;
-}
+using ::entrograd::testing::Bits;
+using ::entrograd::testing::FromBits;
 
 struct Converted {
   uint16_t bits;

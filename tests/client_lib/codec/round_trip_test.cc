@@ -13,16 +13,13 @@
 #include "entrograd/codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/float_bits.h"
 #include "support/status_matchers.h"
 
 namespace entrograd {
 namespace {
 
-uint32_t Bits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
+using ::entrograd::testing::Bits;
 
 // What the receiver must see for `value` sent as `type`; sets *saturated.
 float Expected(ValueType type, float value, bool* saturated) {

@@ -10,18 +10,15 @@
 #include "client_lib/core/reference.h"
 #include "entrograd/keep_count.h"
 #include "gtest/gtest.h"
+#include "support/float_bits.h"
 #include "support/status_matchers.h"
 
 namespace entrograd {
 namespace {
 
-using ::entrograd::testing::StatusIs;
+using ::entrograd::testing::Bits;
 
-uint32_t Bits(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof(bits));
-  return bits;
-}
+using ::entrograd::testing::StatusIs;
 
 std::vector<float> HeavyTailedGradient(int64_t n, std::mt19937& rng) {
   std::student_t_distribution<float> t(2.0f);
