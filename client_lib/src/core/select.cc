@@ -35,14 +35,9 @@ absl::Status SelectLargestMagnitude(absl::Span<const float> values, int64_t k,
   if (scratch == nullptr) scratch = &local_scratch;
   // Select into a local vector so that *indices is untouched on error.
   std::vector<uint32_t> selected;
-  selected.swap(*indices);
   absl::Status status =
       SelectLargestExact("values", values, k, scratch, &selected);
-  if (status.ok()) {
-    selected.swap(*indices);
-  } else {
-    selected.swap(*indices);  // give the caller's vector back unchanged
-  }
+  if (status.ok()) indices->swap(selected);
   return status;
 }
 

@@ -72,6 +72,20 @@ TEST(SelectLargestMagnitudeTest, RejectsBadKAndNonFiniteWithoutTouchingOutput) {
   EXPECT_EQ(selected, (std::vector<uint32_t>{99}));
 }
 
+TEST(SelectLargestMagnitudeTest, FindsNonFiniteOnEveryPath) {
+  // Small k takes the sampled-candidate path, large k the histogram path,
+  // k = 0 and k = n the trivial ones: each must report the first NaN/Inf.
+  std::vector<float> values = MakeValues(reference::Shape::kGaussian, 100000, 3);
+  values[70000] = std::numeric_limits<float>::infinity();
+  values[80000] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t k : {0, 1, 10, 1000, 60000, 99999, 100000}) {
+    std::vector<uint32_t> selected;
+    EXPECT_THAT(SelectLargestMagnitude(values, k, &selected),
+                StatusIs(absl::StatusCode::kInvalidArgument, "element 70000"))
+        << "k=" << k;
+  }
+}
+
 TEST(SelectAtLeastMagnitudeTest, MatchesAFilter) {
   for (reference::Shape shape : kAllShapes) {
     const std::vector<float> values = MakeValues(shape, 5000, 5);
