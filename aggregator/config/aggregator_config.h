@@ -1,0 +1,53 @@
+// Everything the aggregator binary is configured with, as validated values.
+// main.cc turns flags into an AggregatorConfig; tests build one directly.
+#ifndef ENTROGRAD_AGGREGATOR_CONFIG_AGGREGATOR_CONFIG_H_
+#define ENTROGRAD_AGGREGATOR_CONFIG_AGGREGATOR_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "aggregator/rounds/job_registry.h"
+
+namespace entrograd::aggregator {
+
+struct AggregatorConfig {
+  // gRPC address, host:port; port 0 picks a free port. Flag --listen.
+  std::string listen = "0.0.0.0:50051";
+  // /metrics address, host:port; empty disables. Flag --metrics_listen.
+  std::string metrics_listen = "0.0.0.0:9464";
+  // Rounds, quota, limits (flags --round_timeout, --memory_quota_bytes,
+  // --max_jobs, --max_world_size, --max_steps_ahead).
+  RegistryOptions registry;
+  // Largest message accepted or sent, bytes. Flag --max_message_bytes.
+  int64_t max_message_bytes = int64_t{256} << 20;
+  // HTTP/2 keepalive ping interval and ack timeout. Flags --keepalive_time,
+  // --keepalive_timeout.
+  absl::Duration keepalive_time = absl::Seconds(30);
+  absl::Duration keepalive_timeout = absl::Seconds(10);
+  // TLS: PEM certificate chain and key (both or neither); with a client CA,
+  // clients must present a certificate it signed (mTLS). Flags --tls_cert,
+  // --tls_key, --tls_client_ca.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  // Bearer tokens (see token_store.h); empty: no authentication. Flag
+  // --token_file.
+  std::string token_file;
+  // gRPC server reflection (off by default). Flag --reflection.
+  bool reflection = false;
+  // How long SIGTERM waits for rounds in flight before aborting them and
+  // shutting down. Flag --drain_timeout.
+  absl::Duration drain_timeout = absl::Seconds(20);
+  // "debug", "info", "warning", "error". Flag --log_level.
+  std::string log_level = "info";
+};
+
+// OK, or INVALID_ARGUMENT naming the flag (e.g. "--round_timeout") and the
+// bad value. Also checks that the TLS and token files are readable.
+absl::Status ValidateConfig(const AggregatorConfig& config);
+
+}  // namespace entrograd::aggregator
+
+#endif  // ENTROGRAD_AGGREGATOR_CONFIG_AGGREGATOR_CONFIG_H_

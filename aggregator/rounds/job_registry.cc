@@ -1,0 +1,685 @@
+#include "aggregator/rounds/job_registry.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "aggregator/merge/sparse_merge.h"
+#include "entrograd/codec.h"
+#include "transport/payload_proto.h"
+
+namespace entrograd::aggregator {
+
+namespace {
+
+using RoundKey = std::pair<int64_t, uint32_t>;  // (step, layer)
+
+bool IsValidJobId(absl::string_view job_id) {
+  if (job_id.empty() || job_id.size() > 128) return false;
+  for (char c : job_id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string RoundName(int64_t step, uint32_t layer, absl::string_view name) {
+  return absl::StrCat("round (step ", step, ", layer ", layer, " \"", name,
+                      "\")");
+}
+
+std::shared_ptr<const v1::AggregatorMessage> MakeRoundError(
+    int64_t step, uint32_t layer, absl::StatusCode code,
+    const std::string& message) {
+  auto out = std::make_shared<v1::AggregatorMessage>();
+  v1::RoundError* error = out->mutable_round_error();
+  error->set_step(step);
+  error->set_layer_index(layer);
+  error->set_code(static_cast<int32_t>(code));
+  error->set_message(message);
+  return out;
+}
+
+// The codec reports NaN/Inf values as "... is NaN" / "... is Inf"; such a
+// contribution aborts its round for every rank instead of being refused
+// for its sender only.
+bool IsNonFiniteError(const absl::Status& status) {
+  return absl::StrContains(status.message(), " is NaN") ||
+         absl::StrContains(status.message(), " is Inf");
+}
+
+int64_t DecodedBytes(const DecodedPayload& payload) {
+  return static_cast<int64_t>(payload.indices.size() * sizeof(uint32_t) +
+                              payload.values.size() * sizeof(float));
+}
+
+}  // namespace
+
+struct JobRegistry::Round {
+  absl::Time started;
+  absl::Time deadline;
+  std::vector<std::optional<DecodedPayload>> by_rank;
+  int contributed = 0;
+  int64_t bytes = 0;
+};
+
+struct JobRegistry::Job {
+  struct Member {
+    uint64_t incarnation = 0;
+    bool ever_joined = false;
+    std::shared_ptr<StreamSink> sink;  // null while disconnected
+    int64_t applied_step = -1;
+  };
+  // A complete round's merged update, kept until every rank applied it.
+  struct Completed {
+    std::shared_ptr<const v1::AggregatorMessage> message;  // null: merging
+    int64_t bytes = 0;
+  };
+
+  std::string id;
+  uint32_t world_size = 0;
+  std::vector<v1::LayerInfo> layers;
+  uint64_t params_hash = 0;
+  std::vector<Member> members;
+  std::map<RoundKey, std::unique_ptr<Round>> rounds;
+  std::map<RoundKey, Completed> completed;
+  std::map<RoundKey, std::string> aborted;  // reason, kept like completed
+
+  // Every rank applied every layer of steps <= this.
+  int64_t MinAppliedStep() const {
+    int64_t min_applied = members.empty() ? -1 : members[0].applied_step;
+    for (const Member& member : members) {
+      min_applied = std::min(min_applied, member.applied_step);
+    }
+    return min_applied;
+  }
+  // The slowest rank among those that joined since the shard started.
+  int64_t MinJoinedAppliedStep() const {
+    int64_t min_applied = INT64_MAX;
+    for (const Member& member : members) {
+      if (member.ever_joined) {
+        min_applied = std::min(min_applied, member.applied_step);
+      }
+    }
+    return min_applied == INT64_MAX ? -1 : min_applied;
+  }
+  bool HasLiveStream() const {
+    for (const Member& member : members) {
+      if (member.sink != nullptr) return true;
+    }
+    return false;
+  }
+};
+
+JobRegistry::JobRegistry(RegistryOptions options, AggregatorMetrics* metrics)
+    : options_(std::move(options)), metrics_(metrics) {}
+
+JobRegistry::~JobRegistry() = default;
+
+absl::Status JobRegistry::ValidateJoinShape(const v1::Join& join) const {
+  if (!IsValidJobId(join.job_id())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "join.job_id \"", join.job_id().substr(0, 200),
+        "\" is invalid; expected 1 to 128 of [A-Za-z0-9._-]"));
+  }
+  if (join.world_size() < 1 || join.world_size() > options_.max_world_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("join.world_size = ", join.world_size(),
+                     " is out of range [1, ", options_.max_world_size, "]"));
+  }
+  if (join.rank() >= join.world_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("join.rank = ", join.rank(), " is not below world_size ",
+                     join.world_size()));
+  }
+  if (join.layers_size() < 1 || join.layers_size() > options_.max_layers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("join.layers has ", join.layers_size(),
+                     " entries; expected 1 to ", options_.max_layers));
+  }
+  for (int l = 0; l < join.layers_size(); ++l) {
+    const uint64_t numel = join.layers(l).numel();
+    if (numel < 1 || numel > kMaxPayloadNumel) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("join.layers[", l, "] (\"", join.layers(l).name(),
+                       "\") has numel ", numel, "; expected 1 to ",
+                       kMaxPayloadNumel));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobRegistry::CompareWithJob(const Job& job,
+                                         const v1::Join& join) const {
+  const std::string prefix =
+      absl::StrCat("rank ", join.rank(), " does not match job \"", job.id,
+                   "\": ");
+  if (join.world_size() != job.world_size) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(prefix, "world_size ", join.world_size(), " vs ",
+                     job.world_size));
+  }
+  if (static_cast<size_t>(join.layers_size()) != job.layers.size()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(prefix, "layer table has ", join.layers_size(),
+                     " layers vs ", job.layers.size()));
+  }
+  for (int l = 0; l < join.layers_size(); ++l) {
+    const v1::LayerInfo& mine = join.layers(l);
+    const v1::LayerInfo& theirs = job.layers[l];
+    if (mine.name() != theirs.name() || mine.numel() != theirs.numel()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          prefix, "layer ", l, " is \"", mine.name(), "\" with ", mine.numel(),
+          " elements vs \"", theirs.name(), "\" with ", theirs.numel()));
+    }
+  }
+  if (join.initial_params_hash() != job.params_hash) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        prefix, "initial parameter hash ",
+        absl::Hex(join.initial_params_hash(), absl::kZeroPad16), " vs ",
+        absl::Hex(job.params_hash, absl::kZeroPad16),
+        " (replicas did not start from the same weights)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::JoinAck> JobRegistry::Join(
+    const v1::Join& join, const std::optional<std::string>& authorized_job,
+    std::shared_ptr<StreamSink> sink) {
+  if (absl::Status status = ValidateJoinShape(join); !status.ok()) {
+    if (metrics_) metrics_->AddReject(RejectReason::kBadJoin);
+    return status;
+  }
+  if (authorized_job.has_value() && *authorized_job != join.job_id()) {
+    if (metrics_) metrics_->AddReject(RejectReason::kPermissionDenied);
+    return absl::PermissionDeniedError(
+        absl::StrCat("the bearer token does not grant job \"", join.job_id(),
+                     "\""));
+  }
+  std::shared_ptr<StreamSink> replaced;
+  v1::JoinAck ack;
+  {
+    absl::MutexLock lock(&mutex_);
+    if (!accepting_joins_) {
+      return absl::UnavailableError("the aggregator is draining");
+    }
+    auto it = jobs_.find(join.job_id());
+    if (it == jobs_.end()) {
+      if (static_cast<int>(jobs_.size()) >= options_.max_jobs) {
+        if (metrics_) metrics_->AddReject(RejectReason::kQuota);
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "this aggregator already serves ", jobs_.size(),
+            " jobs (the --max_jobs limit)"));
+      }
+      auto job = std::make_unique<Job>();
+      job->id = join.job_id();
+      job->world_size = join.world_size();
+      job->layers.assign(join.layers().begin(), join.layers().end());
+      job->params_hash = join.initial_params_hash();
+      job->members.resize(join.world_size());
+      it = jobs_.emplace(join.job_id(), std::move(job)).first;
+    } else if (absl::Status status = CompareWithJob(*it->second, join);
+               !status.ok()) {
+      if (metrics_) metrics_->AddReject(RejectReason::kJoinMismatch);
+      return status;
+    }
+    Job& job = *it->second;
+    Job::Member& member = job.members[join.rank()];
+    if (member.ever_joined && join.incarnation() < member.incarnation) {
+      if (metrics_) metrics_->AddReject(RejectReason::kDuplicateStream);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "rank ", join.rank(), " incarnation ", join.incarnation(),
+          " is older than the live incarnation ", member.incarnation));
+    }
+    if (member.sink != nullptr && join.incarnation() == member.incarnation) {
+      if (metrics_) metrics_->AddReject(RejectReason::kDuplicateStream);
+      return absl::AlreadyExistsError(absl::StrCat(
+          "rank ", join.rank(), " incarnation ", join.incarnation(),
+          " of job \"", job.id, "\" already has a live stream"));
+    }
+    replaced = std::move(member.sink);
+    member.sink = std::move(sink);
+    member.incarnation = join.incarnation();
+    member.ever_joined = true;
+    member.applied_step = std::max(member.applied_step, join.applied_step());
+    ReleaseAppliedLocked(job);
+    ack.set_merged_step(job.MinAppliedStep());
+    ack.set_shard_name(options_.shard_name);
+    ack.set_max_message_bytes(options_.max_message_bytes);
+    ack.set_max_steps_ahead(options_.max_steps_ahead);
+    UpdateGaugesLocked();
+  }
+  if (replaced != nullptr) {
+    replaced->Close(absl::AbortedError(
+        absl::StrCat("rank ", join.rank(), " was replaced by incarnation ",
+                     join.incarnation())));
+  }
+  return ack;
+}
+
+absl::Status JobRegistry::Contribute(const MemberId& member,
+                                     const v1::LayerUpdate& update) {
+  const RoundKey key(update.step(), update.layer_index());
+  std::vector<Delivery> deliveries;
+  uint32_t world_size = 0;
+  uint64_t numel = 0;
+  std::string layer_name;
+  {
+    absl::MutexLock lock(&mutex_);
+    auto it = jobs_.find(member.job_id);
+    if (it == jobs_.end() ||
+        it->second->members[member.rank].incarnation != member.incarnation ||
+        it->second->members[member.rank].sink == nullptr) {
+      if (metrics_) metrics_->AddReject(RejectReason::kBeforeJoin);
+      return absl::FailedPreconditionError(
+          "layer_update from a stream that is not joined (or was replaced)");
+    }
+    Job& job = *it->second;
+    Job::Member& self = job.members[member.rank];
+    if (update.applied_step() > self.applied_step) {
+      self.applied_step = update.applied_step();
+      ReleaseAppliedLocked(job);
+    }
+    if (update.layer_index() >= job.layers.size()) {
+      if (metrics_) metrics_->AddReject(RejectReason::kUnknownLayer);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "layer_update.layer_index ", update.layer_index(),
+          " is unknown; the layer table has ", job.layers.size(), " layers"));
+    }
+    layer_name = job.layers[update.layer_index()].name();
+    numel = job.layers[update.layer_index()].numel();
+    if (update.step() < 0) {
+      if (metrics_) metrics_->AddReject(RejectReason::kBadPayload);
+      return absl::InvalidArgumentError(
+          absl::StrCat("layer_update.step ", update.step(), " is negative"));
+    }
+    if (update.payload().numel() != numel) {
+      if (metrics_) metrics_->AddReject(RejectReason::kNumelMismatch);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "layer_update.payload.numel ", update.payload().numel(),
+          " does not match layer ", update.layer_index(), " (\"", layer_name,
+          "\") of ", numel, " elements"));
+    }
+    auto done = job.completed.find(key);
+    if (done != job.completed.end()) {
+      // A resend after a reconnect: answer with the merged update again.
+      ++duplicates_;
+      if (metrics_) metrics_->AddDuplicate();
+      if (done->second.message != nullptr) {
+        deliveries.push_back({self.sink, done->second.message});
+      }
+    } else if (auto aborted = job.aborted.find(key);
+               aborted != job.aborted.end()) {
+      return absl::AbortedError(aborted->second);
+    } else if (update.step() <= job.MinAppliedStep()) {
+      if (metrics_) metrics_->AddReject(RejectReason::kStaleStep);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "layer_update.step ", update.step(),
+          " is already merged and applied by every rank (up to step ",
+          job.MinAppliedStep(), ")"));
+    } else if (const int64_t limit = job.MinJoinedAppliedStep() + 1 +
+                                     options_.max_steps_ahead;
+               update.step() > limit) {
+      if (metrics_) metrics_->AddReject(RejectReason::kTooFarAhead);
+      return absl::OutOfRangeError(absl::StrCat(
+          "layer_update.step ", update.step(), " is too far ahead (at most ",
+          limit, " while the slowest rank applied step ",
+          job.MinJoinedAppliedStep(), ")"));
+    } else if (auto round = job.rounds.find(key);
+               round != job.rounds.end() &&
+               round->second->by_rank[member.rank].has_value()) {
+      ++duplicates_;
+      if (metrics_) metrics_->AddDuplicate();
+    } else {
+      world_size = job.world_size;
+    }
+  }
+  if (world_size == 0) {  // answered above: duplicate or resend
+    Deliver(deliveries);
+    return absl::OkStatus();
+  }
+
+  // Decode outside the lock: it is the expensive part of a contribution.
+  absl::StatusOr<DecodedPayload> decoded =
+      DecodePayload(PayloadViewOfProto(update.payload()));
+  if (!decoded.ok() && !IsNonFiniteError(decoded.status())) {
+    if (metrics_) metrics_->AddReject(RejectReason::kBadPayload);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "layer_update for ", RoundName(update.step(), update.layer_index(), layer_name),
+        ": ", decoded.status().message()));
+  }
+
+  std::unique_ptr<Round> complete;
+  absl::Status rejected;  // a non-finite contribution aborted the round
+  {
+    absl::MutexLock lock(&mutex_);
+    auto it = jobs_.find(member.job_id);
+    if (it == jobs_.end() ||
+        it->second->members[member.rank].incarnation != member.incarnation) {
+      return absl::FailedPreconditionError(
+          "the stream was replaced while its update was decoded");
+    }
+    Job& job = *it->second;
+    if (job.aborted.count(key) != 0) return absl::AbortedError(job.aborted[key]);
+    if (job.completed.count(key) != 0) {
+      ++duplicates_;
+      if (metrics_) metrics_->AddDuplicate();
+      return absl::OkStatus();
+    }
+    if (!decoded.ok()) {
+      if (metrics_) metrics_->AddReject(RejectReason::kNonFinite);
+      const std::string reason = absl::StrCat(
+          RoundName(update.step(), update.layer_index(), layer_name),
+          " rejected: rank ", member.rank, " sent a non-finite value (",
+          decoded.status().message(), ")");
+      AbortRoundLocked(job, update.step(), update.layer_index(),
+                       absl::StatusCode::kAborted, reason, &deliveries);
+      // The sender learns it from the returned status instead.
+      const StreamSink* sender = job.members[member.rank].sink.get();
+      deliveries.erase(
+          std::remove_if(deliveries.begin(), deliveries.end(),
+                         [sender](const Delivery& d) { return d.sink.get() == sender; }),
+          deliveries.end());
+      if (metrics_) metrics_->RoundFinished(RoundOutcome::kRejected, 0.0);
+      UpdateGaugesLocked();
+      rejected = absl::AbortedError(reason);
+    }
+  }
+  if (!rejected.ok()) {
+    Deliver(deliveries);
+    return rejected;
+  }
+  {
+    absl::MutexLock lock(&mutex_);
+    auto it = jobs_.find(member.job_id);
+    if (it == jobs_.end()) {
+      return absl::FailedPreconditionError("the job ended during the update");
+    }
+    Job& job = *it->second;
+    // Another rank's update may have ended the round meanwhile.
+    if (job.aborted.count(key) != 0) return absl::AbortedError(job.aborted[key]);
+    if (job.completed.count(key) != 0) {
+      ++duplicates_;
+      if (metrics_) metrics_->AddDuplicate();
+      return absl::OkStatus();
+    }
+    const int64_t bytes = DecodedBytes(*decoded);
+    if (bytes_held_ + bytes > options_.memory_quota_bytes) {
+      if (metrics_) metrics_->AddReject(RejectReason::kQuota);
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "memory quota reached: ", bytes_held_, " bytes held + ", bytes,
+          " > ", options_.memory_quota_bytes, "; retry later"));
+    }
+    std::unique_ptr<Round>& round = job.rounds[key];
+    if (round == nullptr) {
+      round = std::make_unique<Round>();
+      round->started = absl::Now();
+      round->deadline = round->started + options_.round_timeout;
+      round->by_rank.resize(job.world_size);
+      ++rounds_in_flight_;
+    }
+    if (round->by_rank[member.rank].has_value()) {
+      ++duplicates_;
+      if (metrics_) metrics_->AddDuplicate();
+      return absl::OkStatus();
+    }
+    round->by_rank[member.rank] = std::move(*decoded);
+    ++round->contributed;
+    round->bytes += bytes;
+    bytes_held_ += bytes;
+    if (metrics_) {
+      metrics_->AddUplink(static_cast<int64_t>(update.payload().index_bytes().size() +
+                                               update.payload().value_bytes().size()),
+                          static_cast<int64_t>(4 * numel));
+    }
+    if (round->contributed == static_cast<int>(job.world_size)) {
+      complete = std::move(round);
+      job.rounds.erase(key);
+      --rounds_in_flight_;
+      job.completed[key];  // placeholder: duplicates wait for the merge
+    }
+    UpdateGaugesLocked();
+  }
+  if (complete != nullptr) {
+    FinishRound(member.job_id, update.step(), update.layer_index(),
+                std::move(complete));
+  }
+  return absl::OkStatus();
+}
+
+void JobRegistry::FinishRound(const std::string& job_id, int64_t step,
+                              uint32_t layer, std::unique_ptr<Round> round) {
+  const absl::Time merge_start = absl::Now();
+  const int world_size = static_cast<int>(round->by_rank.size());
+  std::vector<RankContribution> contributions;
+  contributions.reserve(world_size);
+  uint64_t numel = 0;
+  for (const std::optional<DecodedPayload>& payload : round->by_rank) {
+    numel = payload->numel;
+    contributions.push_back(payload->dense
+                                ? RankContribution::Dense(payload->values)
+                                : RankContribution::Sparse(payload->indices,
+                                                           payload->values));
+  }
+  // One merger per thread: its scratch (numel-sized) is reused across rounds.
+  thread_local SparseMerger merger;
+  MergedUpdate merged;
+  absl::Status status = merger.Merge(numel, world_size, contributions, &merged);
+  absl::StatusOr<EncodedPayload> encoded =
+      status.ok() ? EncodeSparse(numel, merged.indices, merged.values)
+                  : absl::StatusOr<EncodedPayload>(status);
+  std::shared_ptr<v1::AggregatorMessage> message;
+  if (encoded.ok()) {
+    message = std::make_shared<v1::AggregatorMessage>();
+    v1::MergedLayer* merged_layer = message->mutable_merged_layer();
+    merged_layer->set_step(step);
+    merged_layer->set_layer_index(layer);
+    merged_layer->set_contributors(world_size);
+    PayloadToProto(*encoded, merged_layer->mutable_payload());
+  }
+  const double merge_seconds = absl::ToDoubleSeconds(absl::Now() - merge_start);
+
+  std::vector<Delivery> deliveries;
+  {
+    absl::MutexLock lock(&mutex_);
+    bytes_held_ -= round->bytes;
+    auto it = jobs_.find(job_id);
+    if (it != jobs_.end()) {
+      Job& job = *it->second;
+      const RoundKey key(step, layer);
+      if (!encoded.ok()) {
+        job.completed.erase(key);
+        AbortRoundLocked(job, step, layer, absl::StatusCode::kAborted,
+                         absl::StrCat(RoundName(step, layer, job.layers[layer].name()),
+                                      " rejected: ", encoded.status().message()),
+                         &deliveries);
+        if (metrics_) metrics_->RoundFinished(RoundOutcome::kRejected, 0.0);
+      } else {
+        Job::Completed& done = job.completed[key];
+        done.message = message;
+        done.bytes = static_cast<int64_t>(message->ByteSizeLong());
+        bytes_held_ += done.bytes;
+        for (const Job::Member& member : job.members) {
+          if (member.sink == nullptr) continue;
+          deliveries.push_back({member.sink, message});
+          if (metrics_) {
+            metrics_->AddDownlink(encoded->WireBytes(),
+                                  static_cast<int64_t>(4 * numel));
+          }
+        }
+        if (metrics_) {
+          metrics_->ObserveMerge(merge_seconds);
+          metrics_->RoundFinished(
+              RoundOutcome::kCompleted,
+              absl::ToDoubleSeconds(absl::Now() - round->started));
+        }
+        ReleaseAppliedLocked(job);
+      }
+    }
+    UpdateGaugesLocked();
+  }
+  Deliver(deliveries);
+}
+
+void JobRegistry::AbortRoundLocked(Job& job, int64_t step, uint32_t layer,
+                                   absl::StatusCode code,
+                                   const std::string& reason,
+                                   std::vector<Delivery>* deliveries) {
+  const RoundKey key(step, layer);
+  auto round = job.rounds.find(key);
+  if (round != job.rounds.end()) {
+    bytes_held_ -= round->second->bytes;
+    --rounds_in_flight_;
+    job.rounds.erase(round);
+  }
+  job.aborted[key] = reason;
+  auto message = MakeRoundError(step, layer, code, reason);
+  for (const Job::Member& member : job.members) {
+    if (member.sink != nullptr) deliveries->push_back({member.sink, message});
+  }
+}
+
+void JobRegistry::ReleaseAppliedLocked(Job& job) {
+  const int64_t min_applied = job.MinAppliedStep();
+  for (auto it = job.completed.begin();
+       it != job.completed.end() && it->first.first <= min_applied;) {
+    if (it->second.message == nullptr) {  // still merging
+      ++it;
+      continue;
+    }
+    bytes_held_ -= it->second.bytes;
+    it = job.completed.erase(it);
+  }
+  for (auto it = job.aborted.begin();
+       it != job.aborted.end() && it->first.first <= min_applied;) {
+    it = job.aborted.erase(it);
+  }
+}
+
+void JobRegistry::Leave(const MemberId& member, const StreamSink* sink) {
+  absl::MutexLock lock(&mutex_);
+  auto it = jobs_.find(member.job_id);
+  if (it == jobs_.end()) return;
+  Job::Member& self = it->second->members[member.rank];
+  if (self.sink.get() == sink) self.sink = nullptr;
+  MaybeDropJobLocked(member.job_id);
+  UpdateGaugesLocked();
+}
+
+void JobRegistry::MaybeDropJobLocked(const std::string& job_id) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return;
+  Job& job = *it->second;
+  if (job.HasLiveStream() || !job.rounds.empty()) return;
+  for (const auto& [key, done] : job.completed) {
+    if (done.message == nullptr) return;  // a merge is still running
+    bytes_held_ -= done.bytes;
+  }
+  jobs_.erase(it);
+}
+
+int JobRegistry::AbortExpiredRounds(absl::Time now) {
+  std::vector<Delivery> deliveries;
+  int aborted = 0;
+  {
+    absl::MutexLock lock(&mutex_);
+    std::vector<std::string> emptied;
+    for (auto& [job_id, job] : jobs_) {
+      std::vector<RoundKey> expired;
+      for (const auto& [key, round] : job->rounds) {
+        if (round->deadline <= now) expired.push_back(key);
+      }
+      for (const RoundKey& key : expired) {
+        const Round& round = *job->rounds[key];
+        std::vector<uint32_t> missing;
+        for (uint32_t rank = 0; rank < round.by_rank.size(); ++rank) {
+          if (!round.by_rank[rank].has_value()) missing.push_back(rank);
+        }
+        const double waited = absl::ToDoubleSeconds(now - round.started);
+        const std::string reason = absl::StrCat(
+            RoundName(key.first, key.second, job->layers[key.second].name()),
+            " of job \"", job_id, "\" aborted after ",
+            absl::ToDoubleSeconds(options_.round_timeout),
+            " s (the round timeout): no contribution from rank(s) ",
+            absl::StrJoin(missing, ", "));
+        AbortRoundLocked(*job, key.first, key.second, absl::StatusCode::kAborted,
+                         reason, &deliveries);
+        if (metrics_) metrics_->RoundFinished(RoundOutcome::kAborted, waited);
+        ++aborted;
+      }
+      if (!expired.empty()) emptied.push_back(job_id);
+    }
+    for (const std::string& job_id : emptied) MaybeDropJobLocked(job_id);
+    UpdateGaugesLocked();
+  }
+  Deliver(deliveries);
+  return aborted;
+}
+
+void JobRegistry::StopAcceptingJoins() {
+  absl::MutexLock lock(&mutex_);
+  accepting_joins_ = false;
+}
+
+void JobRegistry::AbortAllRounds(absl::string_view reason) {
+  std::vector<Delivery> deliveries;
+  {
+    absl::MutexLock lock(&mutex_);
+    for (auto& [job_id, job] : jobs_) {
+      std::vector<RoundKey> keys;
+      for (const auto& [key, round] : job->rounds) keys.push_back(key);
+      for (const RoundKey& key : keys) {
+        AbortRoundLocked(*job, key.first, key.second,
+                         absl::StatusCode::kAborted, std::string(reason),
+                         &deliveries);
+        if (metrics_) metrics_->RoundFinished(RoundOutcome::kAborted, 0.0);
+      }
+    }
+    UpdateGaugesLocked();
+  }
+  Deliver(deliveries);
+}
+
+void JobRegistry::UpdateGaugesLocked() {
+  if (metrics_ == nullptr) return;
+  int64_t streams = 0;
+  for (const auto& [job_id, job] : jobs_) {
+    for (const Job::Member& member : job->members) {
+      streams += member.sink != nullptr;
+    }
+  }
+  metrics_->SetActiveStreams(streams);
+  metrics_->SetRoundsInFlight(rounds_in_flight_);
+  metrics_->SetBytesHeld(bytes_held_);
+}
+
+void JobRegistry::Deliver(std::vector<Delivery>& deliveries) {
+  for (Delivery& delivery : deliveries) {
+    delivery.sink->Send(std::move(delivery.message));
+  }
+}
+
+int64_t JobRegistry::RoundsInFlight() const {
+  absl::MutexLock lock(&mutex_);
+  return rounds_in_flight_;
+}
+
+int64_t JobRegistry::BytesHeld() const {
+  absl::MutexLock lock(&mutex_);
+  return bytes_held_;
+}
+
+int JobRegistry::JobCount() const {
+  absl::MutexLock lock(&mutex_);
+  return static_cast<int>(jobs_.size());
+}
+
+int64_t JobRegistry::Duplicates() const {
+  absl::MutexLock lock(&mutex_);
+  return duplicates_;
+}
+
+}  // namespace entrograd::aggregator

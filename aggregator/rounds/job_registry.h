@@ -1,0 +1,155 @@
+// JobRegistry: the aggregator's whole state, which is only the rounds in
+// flight (DESIGN.md "Stateless aggregator"). Jobs appear on their first Join
+// and vanish when their last stream leaves with no round in flight.
+//
+// A round is (job, step, layer). It completes when every rank of the job has
+// contributed; its merged update (ALGORITHM.md step 6) is sent to every
+// rank's stream and kept until every rank reports (applied_step) that it
+// applied it, so a rank that missed it can get it again by resending its
+// contribution. A contribution already held is a duplicate: dropped, counted
+// and, when the round is complete, answered with the merged update again.
+//
+// Failure is loud and bounded: a round still incomplete after the round
+// timeout is aborted for every rank (ABORTED naming the missing ranks); a
+// contribution holding NaN/Inf aborts its round for every rank; anything
+// malformed is refused with a precise status and changes no state.
+//
+// Thread safety: all methods are thread-safe. Merging and sending happen
+// outside the registry lock.
+#ifndef ENTROGRAD_AGGREGATOR_ROUNDS_JOB_REGISTRY_H_
+#define ENTROGRAD_AGGREGATOR_ROUNDS_JOB_REGISTRY_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "aggregator/metrics/aggregator_metrics.h"
+#include "aggregator/rounds/stream_sink.h"
+#include "entrograd/v1/aggregator.pb.h"
+
+namespace entrograd::aggregator {
+
+struct RegistryOptions {
+  // A round not complete this long after its first contribution is aborted.
+  absl::Duration round_timeout = absl::Seconds(60);
+  // Bytes of contributions and merged updates held at once; beyond it a
+  // contribution is refused with RESOURCE_EXHAUSTED. Default 4 GiB.
+  int64_t memory_quota_bytes = int64_t{4} << 30;
+  // Jobs at once; a Join of a further job gets RESOURCE_EXHAUSTED.
+  int max_jobs = 64;
+  // Largest world size a Join may declare.
+  uint32_t max_world_size = 4096;
+  // Largest layer table a Join may declare.
+  int max_layers = 100000;
+  // How many steps beyond the slowest rank's applied step a contribution
+  // may be (OUT_OF_RANGE beyond).
+  uint32_t max_steps_ahead = 4;
+  // Reported in JoinAck.
+  std::string shard_name = "aggregator";
+  uint64_t max_message_bytes = uint64_t{256} << 20;
+};
+
+// Who a stream belongs to, fixed at Join.
+struct MemberId {
+  std::string job_id;
+  uint32_t rank = 0;
+  uint64_t incarnation = 0;
+};
+
+class JobRegistry {
+ public:
+  // `metrics` may be null; it must outlive the registry.
+  JobRegistry(RegistryOptions options, AggregatorMetrics* metrics);
+  ~JobRegistry();
+
+  JobRegistry(const JobRegistry&) = delete;
+  JobRegistry& operator=(const JobRegistry&) = delete;
+
+  // Validates `join` and registers `sink` as the stream of its rank.
+  // `authorized_job`, when set, is the job the caller's token grants.
+  // Errors: INVALID_ARGUMENT (job id, world size, rank, layer table);
+  // PERMISSION_DENIED (token for another job); FAILED_PRECONDITION (world
+  // size, layer table or parameter hash differs from the job's, naming the
+  // first difference; an incarnation older than the live one);
+  // ALREADY_EXISTS (same rank and incarnation already live);
+  // RESOURCE_EXHAUSTED (job limit); UNAVAILABLE (draining).
+  // A newer incarnation replaces the live stream of the rank, which is
+  // closed with ABORTED.
+  absl::StatusOr<v1::JoinAck> Join(const v1::Join& join,
+                                   const std::optional<std::string>& authorized_job,
+                                   std::shared_ptr<StreamSink> sink);
+
+  // One LayerUpdate from a joined member. OK when accepted or dropped as a
+  // duplicate. Errors refuse this update only and change nothing:
+  // FAILED_PRECONDITION (member no longer joined, numel not the layer's,
+  // step already released); INVALID_ARGUMENT (unknown layer, negative step,
+  // malformed payload); OUT_OF_RANGE (step too far ahead);
+  // RESOURCE_EXHAUSTED (memory quota). A NaN/Inf value aborts the round for
+  // every rank and returns ABORTED.
+  absl::Status Contribute(const MemberId& member,
+                          const v1::LayerUpdate& update);
+
+  // The stream of `member` ended; `sink` identifies it (a replaced stream
+  // leaving does not remove its successor).
+  void Leave(const MemberId& member, const StreamSink* sink);
+
+  // Aborts every round whose deadline is before `now`. Returns how many.
+  int AbortExpiredRounds(absl::Time now);
+
+  // Stops accepting Joins (UNAVAILABLE) for draining.
+  void StopAcceptingJoins();
+  // Aborts every round in flight with `reason` (ABORTED), for shutdown.
+  void AbortAllRounds(absl::string_view reason);
+
+  int64_t RoundsInFlight() const;
+  int64_t BytesHeld() const;
+  int JobCount() const;
+  int64_t Duplicates() const;
+
+ private:
+  struct Job;
+  struct Round;
+  struct Delivery {
+    std::shared_ptr<StreamSink> sink;
+    std::shared_ptr<const v1::AggregatorMessage> message;
+  };
+
+  absl::Status ValidateJoinShape(const v1::Join& join) const;
+  absl::Status CompareWithJob(const Job& job, const v1::Join& join) const;
+  // Aborts round (step, layer) of `job`: error to every live rank.
+  void AbortRoundLocked(Job& job, int64_t step, uint32_t layer,
+                        absl::StatusCode code, const std::string& reason,
+                        std::vector<Delivery>* deliveries)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Frees merged updates every rank applied and forgets released rounds.
+  void ReleaseAppliedLocked(Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void MaybeDropJobLocked(const std::string& job_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void UpdateGaugesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Merges a complete round (outside the lock) and delivers it.
+  void FinishRound(const std::string& job_id, int64_t step, uint32_t layer,
+                   std::unique_ptr<Round> round);
+  static void Deliver(std::vector<Delivery>& deliveries);
+
+  const RegistryOptions options_;
+  AggregatorMetrics* const metrics_;
+
+  mutable absl::Mutex mutex_;
+  std::map<std::string, std::unique_ptr<Job>> jobs_ ABSL_GUARDED_BY(mutex_);
+  int64_t bytes_held_ ABSL_GUARDED_BY(mutex_) = 0;
+  int64_t rounds_in_flight_ ABSL_GUARDED_BY(mutex_) = 0;
+  int64_t duplicates_ ABSL_GUARDED_BY(mutex_) = 0;
+  bool accepting_joins_ ABSL_GUARDED_BY(mutex_) = true;
+};
+
+}  // namespace entrograd::aggregator
+
+#endif  // ENTROGRAD_AGGREGATOR_ROUNDS_JOB_REGISTRY_H_

@@ -1,0 +1,154 @@
+#include "aggregator/server/aggregator_server.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "aggregator/service/aggregator_service.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "prometheus/registry.h"
+
+namespace entrograd::aggregator {
+
+namespace {
+
+constexpr char kServiceName[] = "entrograd.v1.Aggregator";
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path));
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
+    const AggregatorConfig& config) {
+  if (config.tls_cert_file.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions options(
+      config.tls_client_ca_file.empty()
+          ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+          : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  absl::StatusOr<std::string> cert = ReadFile(config.tls_cert_file);
+  absl::StatusOr<std::string> key = ReadFile(config.tls_key_file);
+  if (!cert.ok()) return cert.status();
+  if (!key.ok()) return key.status();
+  options.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!config.tls_client_ca_file.empty()) {
+    absl::StatusOr<std::string> ca = ReadFile(config.tls_client_ca_file);
+    if (!ca.ok()) return ca.status();
+    options.pem_root_certs = *ca;
+  }
+  return grpc::SslServerCredentials(options);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AggregatorServer>> AggregatorServer::Start(
+    const AggregatorConfig& config) {
+  if (absl::Status status = ValidateConfig(config); !status.ok()) return status;
+  std::unique_ptr<AggregatorServer> server(new AggregatorServer());
+  server->config_ = config;
+  server->metrics_registry_ = std::make_shared<prometheus::Registry>();
+  server->metrics_ =
+      std::make_unique<AggregatorMetrics>(server->metrics_registry_);
+  if (!config.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<MetricsServer>> metrics_server =
+        MetricsServer::Start(config.metrics_listen, server->metrics_registry_);
+    if (!metrics_server.ok()) return metrics_server.status();
+    server->metrics_server_ = std::move(*metrics_server);
+  }
+  if (!config.token_file.empty()) {
+    absl::StatusOr<TokenStore> tokens = TokenStore::LoadFile(config.token_file);
+    if (!tokens.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--token_file: ", tokens.status().message()));
+    }
+    server->tokens_ = std::move(*tokens);
+  }
+  RegistryOptions registry_options = config.registry;
+  registry_options.max_message_bytes = config.max_message_bytes;
+  server->registry_ = std::make_unique<JobRegistry>(registry_options,
+                                                    server->metrics_.get());
+  server->service_ = std::make_unique<AggregatorService>(
+      server->registry_.get(),
+      server->tokens_.has_value() ? &*server->tokens_ : nullptr,
+      server->metrics_.get());
+
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      Credentials(config);
+  if (!credentials.ok()) return credentials.status();
+  grpc::EnableDefaultHealthCheckService(true);
+  if (config.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(config.listen, *credentials, &server->port_);
+  builder.RegisterService(server->service_.get());
+  builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(config.max_message_bytes));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
+                             absl::ToInt64Milliseconds(config.keepalive_time));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                             absl::ToInt64Milliseconds(config.keepalive_timeout));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // Workers ping at their own keepalive; allow it without a data frame.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             1000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("--listen=", config.listen, ": cannot bind the gRPC port"));
+  }
+  grpc::HealthCheckServiceInterface* health =
+      server->server_->GetHealthCheckService();
+  health->SetServingStatus(true);
+  health->SetServingStatus(kServiceName, true);
+  server->reaper_ = std::thread([raw = server.get()] { raw->ReapLoop(); });
+  return server;
+}
+
+AggregatorServer::~AggregatorServer() {
+  Drain(absl::ZeroDuration());
+  Wait();
+}
+
+int AggregatorServer::metrics_port() const {
+  return metrics_server_ == nullptr ? 0 : metrics_server_->port();
+}
+
+void AggregatorServer::ReapLoop() {
+  // Check often enough that an abort lands within a tenth of the timeout
+  // (at most 100 ms) after it is due.
+  const absl::Duration period =
+      std::min(absl::Milliseconds(100), config_.registry.round_timeout / 10);
+  while (!stop_reaper_.WaitForNotificationWithTimeout(period)) {
+    registry_->AbortExpiredRounds(absl::Now());
+  }
+}
+
+void AggregatorServer::Drain(std::optional<absl::Duration> timeout) {
+  {
+    absl::MutexLock lock(&drain_mutex_);
+    if (drained_) return;
+    drained_ = true;
+  }
+  const absl::Duration budget = timeout.value_or(config_.drain_timeout);
+  const absl::Time deadline = absl::Now() + budget;
+  grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+  health->SetServingStatus(false);
+  health->SetServingStatus(kServiceName, false);
+  registry_->StopAcceptingJoins();
+  while (registry_->RoundsInFlight() > 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  registry_->AbortAllRounds("the aggregator is shutting down (drain timeout)");
+  stop_reaper_.Notify();
+  if (reaper_.joinable()) reaper_.join();
+  // Streams get a moment to flush what is queued, then are cancelled.
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
+}
+
+void AggregatorServer::Wait() { server_->Wait(); }
+
+}  // namespace entrograd::aggregator

@@ -1,0 +1,31 @@
+// entrograd.v1.Aggregator on the gRPC callback API: one ExchangeReactor per
+// stream.
+#ifndef ENTROGRAD_AGGREGATOR_SERVICE_AGGREGATOR_SERVICE_H_
+#define ENTROGRAD_AGGREGATOR_SERVICE_AGGREGATOR_SERVICE_H_
+
+#include "aggregator/rounds/job_registry.h"
+#include "aggregator/server/token_store.h"
+#include "entrograd/v1/aggregator.grpc.pb.h"
+
+namespace entrograd::aggregator {
+
+class AggregatorService final : public v1::Aggregator::CallbackService {
+ public:
+  // Borrows all three (tokens and metrics may be null); they must outlive
+  // the gRPC server.
+  AggregatorService(JobRegistry* registry, const TokenStore* tokens,
+                    AggregatorMetrics* metrics)
+      : registry_(registry), tokens_(tokens), metrics_(metrics) {}
+
+  grpc::ServerBidiReactor<v1::WorkerMessage, v1::AggregatorMessage>* Exchange(
+      grpc::CallbackServerContext* context) override;
+
+ private:
+  JobRegistry* const registry_;
+  const TokenStore* const tokens_;
+  AggregatorMetrics* const metrics_;
+};
+
+}  // namespace entrograd::aggregator
+
+#endif  // ENTROGRAD_AGGREGATOR_SERVICE_AGGREGATOR_SERVICE_H_

@@ -1,0 +1,115 @@
+#include "aggregator/service/exchange_reactor.h"
+
+#include "absl/strings/str_cat.h"
+#include "aggregator/service/reactor_sink.h"
+#include "transport/grpc_status.h"
+
+namespace entrograd::aggregator {
+
+namespace {
+
+std::optional<absl::string_view> AuthorizationOf(
+    const grpc::CallbackServerContext& context) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it == metadata.end()) return std::nullopt;
+  return absl::string_view(it->second.data(), it->second.size());
+}
+
+}  // namespace
+
+ExchangeReactor::ExchangeReactor(grpc::CallbackServerContext* context,
+                                 JobRegistry* registry,
+                                 const TokenStore* tokens,
+                                 AggregatorMetrics* metrics)
+    : registry_(registry),
+      metrics_(metrics),
+      sink_(std::make_shared<ReactorSink>(this)) {
+  if (tokens != nullptr) {
+    absl::StatusOr<std::optional<std::string>> job =
+        tokens->Authorize(AuthorizationOf(*context));
+    if (!job.ok()) {
+      if (metrics_) metrics_->AddReject(RejectReason::kUnauthenticated);
+      sink_->Close(job.status());  // before reading anything
+      return;
+    }
+    authorized_job_ = *job;
+  }
+  StartRead(&request_);
+}
+
+ExchangeReactor::~ExchangeReactor() = default;
+
+void ExchangeReactor::OnReadDone(bool ok) {
+  if (!ok) {
+    // The worker half-closed or the stream broke: end after queued writes.
+    sink_->Close(absl::OkStatus());
+    return;
+  }
+  bool keep_reading = false;
+  switch (request_.kind_case()) {
+    case v1::WorkerMessage::kJoin:
+      keep_reading = HandleJoin(request_.join());
+      break;
+    case v1::WorkerMessage::kLayerUpdate:
+      keep_reading = HandleLayerUpdate(request_.layer_update());
+      break;
+    default:
+      sink_->Close(absl::InvalidArgumentError(
+          "WorkerMessage carries neither join nor layer_update"));
+      break;
+  }
+  // No read after the stream was finished.
+  if (keep_reading) StartRead(&request_);
+}
+
+bool ExchangeReactor::HandleJoin(const v1::Join& join) {
+  if (member_.has_value()) {
+    sink_->Close(absl::FailedPreconditionError(
+        "a second Join on the same stream; open a new stream instead"));
+    return false;
+  }
+  absl::StatusOr<v1::JoinAck> ack =
+      registry_->Join(join, authorized_job_, sink_);
+  if (!ack.ok()) {
+    sink_->Close(ack.status());
+    return false;
+  }
+  member_ = MemberId{join.job_id(), join.rank(), join.incarnation()};
+  auto message = std::make_shared<v1::AggregatorMessage>();
+  *message->mutable_join_ack() = *ack;
+  sink_->Send(std::move(message));
+  return true;
+}
+
+bool ExchangeReactor::HandleLayerUpdate(const v1::LayerUpdate& update) {
+  if (!member_.has_value()) {
+    if (metrics_) metrics_->AddReject(RejectReason::kBeforeJoin);
+    sink_->Close(absl::FailedPreconditionError(
+        "layer_update before Join: the first message must be a Join"));
+    return false;
+  }
+  absl::Status status = registry_->Contribute(*member_, update);
+  if (status.ok()) return true;
+  // Refused (or its round aborted): tell this worker; the stream stays open.
+  // Other ranks got their own RoundError from the registry when the round
+  // was aborted.
+  auto message = std::make_shared<v1::AggregatorMessage>();
+  v1::RoundError* error = message->mutable_round_error();
+  error->set_step(update.step());
+  error->set_layer_index(update.layer_index());
+  error->set_code(static_cast<int32_t>(status.code()));
+  error->set_message(std::string(status.message()));
+  sink_->Send(std::move(message));
+  return true;
+}
+
+void ExchangeReactor::OnWriteDone(bool ok) { sink_->WriteDone(ok); }
+
+void ExchangeReactor::OnDone() {
+  sink_->Detach();
+  if (member_.has_value()) registry_->Leave(*member_, sink_.get());
+  delete this;
+}
+
+}  // namespace entrograd::aggregator
