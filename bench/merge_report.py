@@ -5,6 +5,8 @@ Usage: /usr/bin/python3 bench/merge_report.py results.json
    --benchmark_out_format=json)
 Ratios are computed from the same run: speed-up = baseline time / ours.
 Throughput counts input nonzeros (all ranks' pairs) per second.
+With --benchmark_repetitions=N, each cell is the run with the median real
+time (the machine is shared, so single runs are noisy).
 """
 import json
 import re
@@ -20,7 +22,11 @@ def main() -> None:
         if not match or bench.get("run_type") == "aggregate":
             continue
         name, world, ppm = match.group(1), int(match.group(2)), int(match.group(3))
-        rows.setdefault((world, ppm), {})[name] = bench
+        rows.setdefault((world, ppm), {}).setdefault(name, []).append(bench)
+    for by_name in rows.values():
+        for name, runs in by_name.items():
+            runs.sort(key=lambda run: run["real_time"])
+            by_name[name] = runs[len(runs) // 2]
     print("| W | density per rank | input nonzeros | merged nonzeros "
           "| entrograd (ms) | entrograd (M nnz/s) | k-way heap (ms) | std::map (ms) "
           "| dense scatter (ms) | speed-up vs std::map | speed-up vs dense scatter |")

@@ -55,9 +55,9 @@ absl::Status ValidateConfig(const AggregatorConfig& config) {
     return BadFlag("round_timeout", absl::FormatDuration(registry.round_timeout),
                    "expected a positive duration such as 60s");
   }
-  if (registry.memory_quota_bytes < (int64_t{1} << 20)) {
+  if (registry.memory_quota_bytes < 1024) {
     return BadFlag("memory_quota_bytes", absl::StrCat(registry.memory_quota_bytes),
-                   "expected at least 1048576 (1 MiB)");
+                   "expected at least 1024 bytes");
   }
   if (registry.max_jobs < 1) {
     return BadFlag("max_jobs", absl::StrCat(registry.max_jobs), "expected >= 1");

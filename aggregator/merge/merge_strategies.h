@@ -1,7 +1,6 @@
 // The two merge strategies behind SparseMerger (see MergeStrategy in
-// sparse_merge.h). Both take a round already checked by ValidateRound, add
-// in ascending rank order per index starting from kEmptySum, and divide each
-// sum by float(W). Internal to entrograd_aggregator_merge.
+// sparse_merge.h). Both add in ascending rank order per index starting
+// from kEmptySum, and divide each sum by float(W). Internal to entrograd_aggregator_merge.
 #ifndef ENTROGRAD_AGGREGATOR_MERGE_MERGE_STRATEGIES_H_
 #define ENTROGRAD_AGGREGATOR_MERGE_MERGE_STRATEGIES_H_
 
@@ -22,8 +21,11 @@ inline constexpr uint64_t kBlockElements = uint64_t{1} << 16;
 // bounds the merged count (min(numel, total nonzeros)). `block_sums` (all
 // kEmptySum) and `block_touched` (all 0) are scratch, grown as needed and
 // returned in that state, errors included.
-// Error: INVALID_ARGUMENT when a sum overflows float32; `out` is then partly
-// written and the caller must clear it.
+// Takes a round whose shape RoundShapeOk accepted and checks the contents
+// (index order and range, finite values) while merging.
+// Errors: INVALID_ARGUMENT, ValidateRound's error when the contents are bad,
+// else when a sum overflows float32; `out` is then partly written and the
+// caller must clear it.
 absl::Status BlockedAccumulate(uint64_t numel,
                                absl::Span<const RankContribution> contributions,
                                uint64_t max_output,
@@ -32,6 +34,7 @@ absl::Status BlockedAccumulate(uint64_t numel,
                                MergedUpdate* out);
 
 // As BlockedAccumulate, by a heap-driven k-way merge; needs no scratch.
+// Takes a round ValidateRound accepted.
 absl::Status KWayMerge(uint64_t numel,
                        absl::Span<const RankContribution> contributions,
                        uint64_t max_output, MergedUpdate* out);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "aggregator/merge/float_bits.h"
+#include "aggregator/merge/merge_checks.h"
 #include "aggregator/merge/sparse_merge.h"
 #include "common/status_macros.h"
 #include "entrograd/codec.h"
@@ -21,13 +22,11 @@ namespace {
 absl::Status CheckIndices(uint64_t numel, int rank,
                           absl::Span<const uint32_t> indices) {
   if (indices.empty()) return absl::OkStatus();
-  uint32_t not_ascending = 0;
-  for (size_t j = 1; j < indices.size(); ++j) {
-    not_ascending |= static_cast<uint32_t>(indices[j] <= indices[j - 1]);
-  }
   // Ascending means the last index is the largest.
-  const bool in_range = indices.back() < numel;
-  if (!not_ascending && in_range) return absl::OkStatus();
+  if (StrictlyAscending(indices.data(), indices.size()) &&
+      indices.back() < numel) {
+    return absl::OkStatus();
+  }
   for (size_t j = 0; j < indices.size(); ++j) {
     if (indices[j] >= numel) {
       return absl::InvalidArgumentError(
@@ -45,11 +44,7 @@ absl::Status CheckIndices(uint64_t numel, int rank,
 }
 
 absl::Status CheckValues(int rank, absl::Span<const float> values) {
-  uint32_t non_finite = 0;
-  for (const float value : values) {
-    non_finite |= static_cast<uint32_t>(IsNonFinite(value));
-  }
-  if (!non_finite) return absl::OkStatus();
+  if (AllFinite(values.data(), values.size())) return absl::OkStatus();
   for (size_t j = 0; j < values.size(); ++j) {
     if (IsNonFinite(values[j])) {
       return absl::InvalidArgumentError(absl::StrCat("rank ", rank, ": value ",
@@ -111,6 +106,24 @@ absl::Status ValidateRound(uint64_t numel, int world_size,
   }
   *total_nonzeros = total;
   return absl::OkStatus();
+}
+
+bool RoundShapeOk(uint64_t numel, int world_size,
+                  absl::Span<const RankContribution> contributions,
+                  uint64_t* total_nonzeros) {
+  if (numel == 0 || numel > kMaxPayloadNumel || world_size < 1 ||
+      contributions.size() != static_cast<size_t>(world_size)) {
+    return false;
+  }
+  uint64_t total = 0;
+  for (const RankContribution& c : contributions) {
+    const bool shape_ok = c.dense ? c.indices.empty() && c.values.size() == numel
+                                  : c.indices.size() == c.values.size();
+    if (!shape_ok) return false;
+    total += c.values.size();
+  }
+  *total_nonzeros = total;
+  return true;
 }
 
 }  // namespace entrograd::aggregator::merge_internal

@@ -19,6 +19,18 @@ absl::Status ValidateRound(uint64_t numel, int world_size,
                            absl::Span<const RankContribution> contributions,
                            uint64_t* total_nonzeros);
 
+// The checks of ValidateRound that need no pass over the data: numel,
+// world_size, the number of contributions and each rank's array sizes.
+// Returns false where ValidateRound would fail on one of them; ValidateRound
+// then names the error (it walks the ranks in order, so a content error of
+// a lower rank still comes first). On true sets *total_nonzeros as
+// ValidateRound does. The contents (index order and range, finite values)
+// are left to BlockedAccumulate, which checks them while merging, or to
+// ValidateRound.
+bool RoundShapeOk(uint64_t numel, int world_size,
+                  absl::Span<const RankContribution> contributions,
+                  uint64_t* total_nonzeros);
+
 }  // namespace entrograd::aggregator::merge_internal
 
 #endif  // ENTROGRAD_AGGREGATOR_MERGE_MERGE_VALIDATION_H_

@@ -1,4 +1,5 @@
-// SparseMerger: validates the whole round, then dispatches to a strategy.
+// SparseMerger: checks the round's shape, then dispatches to a strategy,
+// which checks the contents (see MergeValidated).
 
 #include "aggregator/merge/sparse_merge.h"
 
@@ -22,20 +23,37 @@ void Clear(MergedUpdate* out) {
   out->values.clear();
 }
 
+// Clears *out and returns ValidateRound's error for a round RoundShapeOk
+// refused.
+absl::Status Reject(uint64_t numel, int world_size,
+                    absl::Span<const RankContribution> contributions,
+                    MergedUpdate* out) {
+  Clear(out);
+  uint64_t total_nonzeros = 0;
+  absl::Status status = merge_internal::ValidateRound(
+      numel, world_size, contributions, &total_nonzeros);
+  if (status.ok()) {
+    // Unreachable: RoundShapeOk refuses only rounds ValidateRound rejects.
+    status = absl::InternalError("merge: inconsistent input checks");
+  }
+  return status;
+}
+
 }  // namespace
 
 SparseMerger::SparseMerger() = default;
 SparseMerger::~SparseMerger() = default;
 
+// The cheap shape checks come first: the default strategy checks the
+// contents while merging (one pass over the inputs instead of two). Any
+// failure is named by ValidateRound, which walks the ranks in order.
 absl::Status SparseMerger::Merge(
     uint64_t numel, int world_size,
     absl::Span<const RankContribution> contributions, MergedUpdate* out) {
   uint64_t total_nonzeros = 0;
-  const absl::Status status = merge_internal::ValidateRound(
-      numel, world_size, contributions, &total_nonzeros);
-  if (!status.ok()) {
-    Clear(out);
-    return status;
+  if (!merge_internal::RoundShapeOk(numel, world_size, contributions,
+                                    &total_nonzeros)) {
+    return Reject(numel, world_size, contributions, out);
   }
   return MergeValidated(ChooseMergeStrategy(numel, total_nonzeros, world_size),
                         numel, total_nonzeros, contributions, out);
@@ -45,11 +63,9 @@ absl::Status SparseMerger::MergeWith(
     MergeStrategy strategy, uint64_t numel, int world_size,
     absl::Span<const RankContribution> contributions, MergedUpdate* out) {
   uint64_t total_nonzeros = 0;
-  const absl::Status status = merge_internal::ValidateRound(
-      numel, world_size, contributions, &total_nonzeros);
-  if (!status.ok()) {
-    Clear(out);
-    return status;
+  if (!merge_internal::RoundShapeOk(numel, world_size, contributions,
+                                    &total_nonzeros)) {
+    return Reject(numel, world_size, contributions, out);
   }
   return MergeValidated(strategy, numel, total_nonzeros, contributions, out);
 }
@@ -61,11 +77,18 @@ absl::Status SparseMerger::MergeValidated(
   absl::Status status = absl::InvalidArgumentError("unknown merge strategy");
   switch (strategy) {
     case MergeStrategy::kBlockedAccumulate:
+      // Checks the contents itself, as it goes.
       status = merge_internal::BlockedAccumulate(
           numel, contributions, max_output, &block_sums_, &block_touched_, out);
       break;
     case MergeStrategy::kKWayMerge:
-      status = merge_internal::KWayMerge(numel, contributions, max_output, out);
+      status = merge_internal::ValidateRound(
+          numel, static_cast<int>(contributions.size()), contributions,
+          &total_nonzeros);
+      if (status.ok()) {
+        status =
+            merge_internal::KWayMerge(numel, contributions, max_output, out);
+      }
       break;
   }
   if (!status.ok()) {

@@ -114,7 +114,8 @@ class SparseMerger {
                          MergedUpdate* out);
 
  private:
-  // Runs `strategy` on a round ValidateRound accepted.
+  // Runs `strategy` on a round whose shape (sizes, numel, world_size) is
+  // checked; the contents are checked on the way (merge_validation.h).
   absl::Status MergeValidated(MergeStrategy strategy, uint64_t numel,
                               uint64_t total_nonzeros,
                               absl::Span<const RankContribution> contributions,

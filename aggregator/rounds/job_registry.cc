@@ -308,7 +308,7 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
       // A resend after a reconnect: answer with the merged update again.
       ++duplicates_;
       if (metrics_) metrics_->AddDuplicate();
-      if (done->second.message != nullptr) {
+      if (done->second.message != nullptr && self.applied_step < update.step()) {
         deliveries.push_back({self.sink, done->second.message});
       }
     } else if (auto aborted = job.aborted.find(key);
@@ -503,7 +503,9 @@ void JobRegistry::FinishRound(const std::string& job_id, int64_t step,
         done.bytes = static_cast<int64_t>(message->ByteSizeLong());
         bytes_held_ += done.bytes;
         for (const Job::Member& member : job.members) {
-          if (member.sink == nullptr) continue;
+          // A rank that already applied this step (it got the update from a
+          // previous incarnation of this shard) must not get it twice.
+          if (member.sink == nullptr || member.applied_step >= step) continue;
           deliveries.push_back({member.sink, message});
           if (metrics_) {
             metrics_->AddDownlink(encoded->WireBytes(),

@@ -109,6 +109,9 @@ absl::StatusOr<std::unique_ptr<AggregatorServer>> AggregatorServer::Start(
 }
 
 AggregatorServer::~AggregatorServer() {
+  // Start may give up before the gRPC server exists (a bad token file, a
+  // port in use): then there is nothing to drain.
+  if (server_ == nullptr) return;
   Drain(absl::ZeroDuration());
   Wait();
 }
@@ -128,6 +131,7 @@ void AggregatorServer::ReapLoop() {
 }
 
 void AggregatorServer::Drain(std::optional<absl::Duration> timeout) {
+  if (server_ == nullptr) return;
   {
     absl::MutexLock lock(&drain_mutex_);
     if (drained_) return;
@@ -149,6 +153,20 @@ void AggregatorServer::Drain(std::optional<absl::Duration> timeout) {
   server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
 }
 
-void AggregatorServer::Wait() { server_->Wait(); }
+void AggregatorServer::Wait() {
+  if (server_ != nullptr) server_->Wait();
+}
+
+void AggregatorServer::Abandon() {
+  if (server_ == nullptr) return;
+  {
+    absl::MutexLock lock(&drain_mutex_);
+    if (drained_) return;
+    drained_ = true;
+  }
+  stop_reaper_.Notify();
+  if (reaper_.joinable()) reaper_.join();
+  server_->Shutdown(absl::ToChronoTime(absl::Now()));
+}
 
 }  // namespace entrograd::aggregator

@@ -44,6 +44,10 @@ class AggregatorServer {
   // Blocks until the server has shut down.
   void Wait();
 
+  // Stops at once as if the process were killed: no drain, no round errors,
+  // streams cancelled. For fault-injection tests of the resend protocol.
+  void Abandon();
+
  private:
   AggregatorServer() = default;
   void ReapLoop();

@@ -175,5 +175,119 @@ TEST(MergeValidationTest, OverflowingSumRejectsTheRound) {
   }
 }
 
+// BlockedAccumulate checks the contents block by block while it merges
+// (blocks of 65536 elements). Bad input deep in the round, after good
+// blocks were already emitted, must still reject the round with the same
+// message ValidateRound gives, leave the output empty and the scratch clean
+// for the next round; in both the sparse (summary bitmap) and denser modes.
+class LateErrorTest : public ::testing::TestWithParam<uint32_t> {
+ protected:
+  static constexpr uint64_t kNumel = 300000;
+  // A valid rank: every `stride`-th element (stride 7: the denser mode;
+  // 5000: sparse).
+  void SetUp() override {
+    for (uint32_t i = 0; i < kNumel; i += GetParam()) {
+      good_indices_.push_back(i);
+      good_values_.push_back(1.0f);
+    }
+  }
+  // Merges {good, bad, good} with each strategy, expecting `message`, then
+  // merges {good, good, good} with the same merger and checks the result.
+  void ExpectRejected(const std::vector<uint32_t>& bad_indices,
+                      const std::vector<float>& bad_values,
+                      absl::string_view message) {
+    const RankContribution good =
+        RankContribution::Sparse(good_indices_, good_values_);
+    const std::vector<RankContribution> ranks = {
+        good, RankContribution::Sparse(bad_indices, bad_values), good};
+    const std::vector<RankContribution> all_good = {good, good, good};
+    for (MergeStrategy strategy : kStrategies) {
+      SparseMerger merger;
+      MergedUpdate merged;
+      EXPECT_THAT(merger.MergeWith(strategy, kNumel, 3, ranks, &merged),
+                  StatusIs(absl::StatusCode::kInvalidArgument, message));
+      EXPECT_EQ(merged.numel, 0u);
+      EXPECT_THAT(merged.indices, IsEmpty());
+      EXPECT_THAT(merged.values, IsEmpty());
+      ENTROGRAD_ASSERT_OK(
+          merger.MergeWith(strategy, kNumel, 3, all_good, &merged));
+      EXPECT_EQ(merged.indices, good_indices_);
+      EXPECT_EQ(merged.values, good_values_);
+    }
+  }
+  std::vector<uint32_t> good_indices_;
+  std::vector<float> good_values_;
+};
+
+TEST_P(LateErrorTest, DescendingAcrossBlocks) {
+  ExpectRejected({5, 70000, 65600, 200000}, {1.0f, 1.0f, 1.0f, 1.0f},
+                 "rank 1: index 65600 at position 2 is not greater than "
+                 "previous index 70000 (descending)");
+}
+
+TEST_P(LateErrorTest, RepeatedInLateBlock) {
+  ExpectRejected({5, 200000, 200000}, {1.0f, 1.0f, 1.0f},
+                 "rank 1: index 200000 at position 2 is not greater than "
+                 "previous index 200000 (repeated)");
+}
+
+TEST_P(LateErrorTest, DescendingTail) {
+  // Out of order only at the very end: the run search leaves it unconsumed.
+  ExpectRejected({5, 299999, 3}, {1.0f, 1.0f, 1.0f},
+                 "rank 1: index 3 at position 2 is not greater than previous "
+                 "index 299999 (descending)");
+}
+
+TEST_P(LateErrorTest, IndexOutOfRangeAtTheEnd) {
+  ExpectRejected({5, 200000, 300000}, {1.0f, 1.0f, 1.0f},
+                 "rank 1: index 300000 at position 2 is >= numel 300000");
+}
+
+TEST_P(LateErrorTest, InfInLateBlock) {
+  ExpectRejected({5, 200000, 250000}, {1.0f, 1.0f, kInf},
+                 "rank 1: value inf at position 2 is not finite");
+}
+
+TEST_P(LateErrorTest, LowerRankErrorWinsOverEarlierBlock) {
+  // Rank 0 goes bad in the last block, rank 1 in the first: rank 0 is named.
+  const std::vector<uint32_t> late_bad = {5, 290000, 289999};
+  const std::vector<uint32_t> early_bad = {7, 6};
+  const std::vector<float> ones = {1.0f, 1.0f, 1.0f};
+  const std::vector<RankContribution> ranks = {
+      RankContribution::Sparse(late_bad, ones),
+      RankContribution::Sparse(early_bad, absl::MakeSpan(ones).subspan(0, 2)),
+      RankContribution::Sparse(good_indices_, good_values_)};
+  for (MergeStrategy strategy : kStrategies) {
+    SparseMerger merger;
+    MergedUpdate merged;
+    EXPECT_THAT(merger.MergeWith(strategy, kNumel, 3, ranks, &merged),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "rank 0: index 289999 at position 2"));
+    EXPECT_THAT(merged.indices, IsEmpty());
+  }
+}
+
+TEST_P(LateErrorTest, InputErrorWinsOverEarlierOverflow) {
+  // The sum at index 1 overflows in the first block; a NaN comes later.
+  const std::vector<uint32_t> indices = {1, 250000};
+  const std::vector<float> big = {3e38f, 1.0f};
+  const std::vector<float> nan_late = {3e38f, kNaN};
+  const std::vector<RankContribution> ranks = {
+      RankContribution::Sparse(indices, big),
+      RankContribution::Sparse(indices, nan_late),
+      RankContribution::Sparse(good_indices_, good_values_)};
+  for (MergeStrategy strategy : kStrategies) {
+    SparseMerger merger;
+    MergedUpdate merged;
+    EXPECT_THAT(merger.MergeWith(strategy, kNumel, 3, ranks, &merged),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "rank 1: value nan at position 1 is not finite"));
+    EXPECT_THAT(merged.indices, IsEmpty());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Densities, LateErrorTest,
+                         ::testing::Values(7u, 5000u));
+
 }  // namespace
 }  // namespace entrograd::aggregator

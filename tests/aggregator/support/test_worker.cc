@@ -89,8 +89,7 @@ absl::Status TestWorker::Finish() {
   if (finished_) return final_status_;
   stream_->WritesDone();
   v1::AggregatorMessage ignored;
-  while (stream_->Read(&ignored)) {
-  }
+  while (stream_->Read(&ignored)) ++drained_;
   finished_ = true;
   final_status_ = FromGrpcStatus(stream_->Finish());
   return final_status_;

@@ -62,8 +62,10 @@ class TestWorker {
   bool SendUpdate(const v1::LayerUpdate& update);
   // The next message, or the stream's final status once it ended.
   absl::StatusOr<v1::AggregatorMessage> Read();
-  // Half-closes and returns the final status.
+  // Half-closes, reads whatever is still queued (counted in drained()) and
+  // returns the final status.
   absl::Status Finish();
+  int drained() const { return drained_; }
   // Cancels the stream (a worker that died).
   void Cancel();
 
@@ -73,6 +75,7 @@ class TestWorker {
   std::unique_ptr<grpc::ClientReaderWriter<v1::WorkerMessage, v1::AggregatorMessage>>
       stream_;
   bool finished_ = false;
+  int drained_ = 0;
   absl::Status final_status_;
 };
 
