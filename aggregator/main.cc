@@ -5,6 +5,7 @@
 
 #include "aggregator/config/aggregator_flags.h"
 #include "aggregator/server/aggregator_server.h"
+#include "common/log.h"
 
 int main(int argc, char** argv) {
   absl::StatusOr<entrograd::aggregator::AggregatorConfig> config =
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
     std::cerr << "entrograd-aggregator: " << config.status().message() << "\n";
     return 2;
   }
+  entrograd::SetLogLevel(*entrograd::ParseLogLevel(config->log_level));
   // Block the stop signals before any thread starts, so only the waiter
   // below receives them.
   sigset_t stop_signals;

@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/log.h"
 
 namespace entrograd::aggregator {
 
@@ -101,8 +102,7 @@ absl::Status ValidateConfig(const AggregatorConfig& config) {
         {"token_file", config.token_file}}) {
     if (absl::Status s = CheckReadable(flag, path); !s.ok()) return s;
   }
-  if (config.log_level != "debug" && config.log_level != "info" &&
-      config.log_level != "warning" && config.log_level != "error") {
+  if (!ParseLogLevel(config.log_level).ok()) {
     return BadFlag("log_level", config.log_level,
                    "expected debug, info, warning or error");
   }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "aggregator/merge/sparse_merge.h"
+#include "common/log.h"
 #include "entrograd/codec.h"
 #include "transport/payload_proto.h"
 
@@ -220,6 +221,8 @@ absl::StatusOr<v1::JoinAck> JobRegistry::Join(
       job->layers.assign(join.layers().begin(), join.layers().end());
       job->params_hash = join.initial_params_hash();
       job->members.resize(join.world_size());
+      ENTROGRAD_LOG(kInfo, "job \"", join.job_id(), "\" created: world size ",
+                    join.world_size(), ", ", join.layers_size(), " layers");
       it = jobs_.emplace(join.job_id(), std::move(job)).first;
     } else if (absl::Status status = CompareWithJob(*it->second, join);
                !status.ok()) {
@@ -246,6 +249,10 @@ absl::StatusOr<v1::JoinAck> JobRegistry::Join(
     member.ever_joined = true;
     member.applied_step = std::max(member.applied_step, join.applied_step());
     ReleaseAppliedLocked(job);
+    ENTROGRAD_LOG(kInfo, "job \"", job.id, "\" rank ", join.rank(),
+                  " joined (incarnation ", join.incarnation(), ", applied step ",
+                  join.applied_step(), replaced != nullptr ? ", replacing a stream" : "",
+                  ")");
     ack.set_merged_step(job.MinAppliedStep());
     ack.set_shard_name(options_.shard_name);
     ack.set_max_message_bytes(options_.max_message_bytes);
@@ -538,6 +545,7 @@ void JobRegistry::AbortRoundLocked(Job& job, int64_t step, uint32_t layer,
     job.rounds.erase(round);
   }
   job.aborted[key] = reason;
+  ENTROGRAD_LOG(kWarning, "job \"", job.id, "\": ", reason);
   auto message = MakeRoundError(step, layer, code, reason);
   for (const Job::Member& member : job.members) {
     if (member.sink != nullptr) deliveries->push_back({member.sink, message});
@@ -566,7 +574,11 @@ void JobRegistry::Leave(const MemberId& member, const StreamSink* sink) {
   auto it = jobs_.find(member.job_id);
   if (it == jobs_.end()) return;
   Job::Member& self = it->second->members[member.rank];
-  if (self.sink.get() == sink) self.sink = nullptr;
+  if (self.sink.get() == sink) {
+    self.sink = nullptr;
+    ENTROGRAD_LOG(kInfo, "job \"", member.job_id, "\" rank ", member.rank,
+                  " left");
+  }
   MaybeDropJobLocked(member.job_id);
   UpdateGaugesLocked();
 }
@@ -580,6 +592,7 @@ void JobRegistry::MaybeDropJobLocked(const std::string& job_id) {
     if (done.message == nullptr) return;  // a merge is still running
     bytes_held_ -= done.bytes;
   }
+  ENTROGRAD_LOG(kInfo, "job \"", job_id, "\" ended (no streams, no rounds)");
   jobs_.erase(it);
 }
 

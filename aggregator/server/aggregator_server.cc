@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "aggregator/service/aggregator_service.h"
+#include "common/log.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "prometheus/registry.h"
@@ -143,6 +144,9 @@ void AggregatorServer::Drain(std::optional<absl::Duration> timeout) {
   health->SetServingStatus(false);
   health->SetServingStatus(kServiceName, false);
   registry_->StopAcceptingJoins();
+  ENTROGRAD_LOG(kInfo, "draining: health NOT_SERVING, ",
+                registry_->RoundsInFlight(), " round(s) in flight get up to ",
+                absl::FormatDuration(budget));
   while (registry_->RoundsInFlight() > 0 && absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(10));
   }

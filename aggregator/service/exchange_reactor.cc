@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "aggregator/service/reactor_sink.h"
+#include "common/log.h"
 #include "transport/grpc_status.h"
 
 namespace entrograd::aggregator {
@@ -72,6 +73,8 @@ bool ExchangeReactor::HandleJoin(const v1::Join& join) {
   absl::StatusOr<v1::JoinAck> ack =
       registry_->Join(join, authorized_job_, sink_);
   if (!ack.ok()) {
+    ENTROGRAD_LOG(kInfo, "Join of job \"", join.job_id(), "\" rank ",
+                  join.rank(), " refused: ", ack.status().ToString());
     sink_->Close(ack.status());
     return false;
   }
@@ -91,6 +94,9 @@ bool ExchangeReactor::HandleLayerUpdate(const v1::LayerUpdate& update) {
   }
   absl::Status status = registry_->Contribute(*member_, update);
   if (status.ok()) return true;
+  ENTROGRAD_LOG(kDebug, "job \"", member_->job_id, "\" rank ", member_->rank,
+                ": update (step ", update.step(), ", layer ",
+                update.layer_index(), ") refused: ", status.ToString());
   // Refused (or its round aborted): tell this worker; the stream stays open.
   // Other ranks got their own RoundError from the registry when the round
   // was aborted.

@@ -1,0 +1,162 @@
+// entrograd::Client: a training worker's connection to the aggregator shards
+// (DESIGN.md "Semantics that must hold"). One bidirectional Exchange stream
+// per shard; each layer goes to the shard the ShardMap picks for (job,
+// layer). Layers are sent as soon as they are compressed and merged layers
+// are received as they arrive, so communication overlaps the backward pass.
+//
+// Nothing lost: the client keeps each layer's last two contributions. When a
+// stream breaks it reconnects with jittered exponential backoff, Joins again
+// (same incarnation, its applied step), and resends what it keeps; the shard
+// answers resends it no longer needs with FAILED_PRECONDITION, which the
+// client ignores for steps already applied. A merged update for a step the
+// worker applied is dropped, so each is delivered to the caller once.
+//
+// Failure is loud and bounded: a RoundError (e.g. ABORTED because a rank
+// died), a refused Join, or a shard unreachable beyond
+// `reconnect_give_up_after` makes WaitMerged return that status; it never
+// hangs past `merge_timeout`.
+//
+// Thread safety: every method is thread-safe. SendLayer may be called from
+// several threads (e.g. autograd hooks) at once.
+#ifndef ENTROGRAD_CLIENT_H_
+#define ENTROGRAD_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "entrograd/codec.h"
+
+namespace entrograd {
+
+struct ClientOptions {
+  // Aggregator shard addresses (host:port), in the order every worker of the
+  // job uses. Required.
+  std::vector<std::string> shards;
+  // Job identity: [A-Za-z0-9._-]{1,128}; 0 <= rank < world_size.
+  std::string job_id;
+  uint32_t rank = 0;
+  uint32_t world_size = 1;
+  // Bumped by the caller on every process (re)start, e.g. the wall-clock
+  // time in microseconds. A newer incarnation replaces an older stream.
+  uint64_t incarnation = 1;
+  // The last step this worker applied before this process started (from a
+  // checkpoint), -1 for a fresh run.
+  int64_t applied_step = -1;
+  // Bearer token sent as "authorization: Bearer <token>"; empty: none.
+  std::string token;
+  // TLS: PEM root certificates to trust; empty: plaintext. Optional client
+  // certificate and key (PEM) for mTLS.
+  std::string tls_root_certs;
+  std::string tls_client_cert;
+  std::string tls_client_key;
+  // Value type of uplink payloads. kF32 is exact; kF16/kBF16 halve the value
+  // bytes and saturate (counted in metrics).
+  ValueType value_type = ValueType::kF32;
+  // How long WaitMerged waits for one merged layer before DEADLINE_EXCEEDED.
+  absl::Duration merge_timeout = absl::Seconds(120);
+  // Reconnect backoff: first delay, cap, and the random jitter fraction
+  // (0.2 = +-20%).
+  absl::Duration reconnect_initial_backoff = absl::Milliseconds(100);
+  absl::Duration reconnect_max_backoff = absl::Seconds(5);
+  double reconnect_jitter = 0.2;
+  // A shard unreachable this long fails pending and future waits with
+  // UNAVAILABLE.
+  absl::Duration reconnect_give_up_after = absl::Seconds(120);
+  // HTTP/2 keepalive ping interval and timeout.
+  absl::Duration keepalive_time = absl::Seconds(20);
+  absl::Duration keepalive_timeout = absl::Seconds(10);
+  // Largest message sent or received.
+  int64_t max_message_bytes = int64_t{256} << 20;
+};
+
+// One layer of the model, as the Join's layer table carries it.
+struct LayerSpecification {
+  std::string name;
+  uint64_t numel = 0;
+};
+
+// What a worker sends for one layer of one step (from CompressedLayer).
+struct LayerContribution {
+  int64_t step = 0;
+  uint32_t layer = 0;
+  uint64_t numel = 0;
+  bool dense = false;
+  std::vector<uint32_t> indices;  // ascending; empty when dense
+  std::vector<float> values;      // at indices, or all numel when dense
+  double entropy = 0.0;
+  double keep_ratio = 0.0;
+};
+
+// A merged layer as received.
+struct MergedLayerUpdate {
+  int64_t step = 0;
+  uint32_t layer = 0;
+  DecodedPayload payload;  // validated; ScatterInto writes it into a buffer
+  int64_t wire_bytes = 0;  // index + value bytes as received
+};
+
+// Byte counters of this client (the metrics are PromQL over the same).
+struct ClientTraffic {
+  int64_t uplink_wire_bytes = 0;      // payload bytes sent (resends included)
+  int64_t uplink_dense_bytes = 0;     // 4 * numel per layer sent
+  int64_t downlink_wire_bytes = 0;    // payload bytes received
+  int64_t downlink_dense_bytes = 0;   // 4 * numel per merged layer received
+  int64_t reconnects = 0;
+  int64_t saturated_values = 0;       // f16/bf16 values clipped to max finite
+};
+
+class Client {
+ public:
+  // Validates the options, connects to every shard and Joins with the layer
+  // table and the hash of the initial parameters. Blocks until every shard
+  // acknowledged (or `join_timeout` passed). Errors: INVALID_ARGUMENT (bad
+  // options or layer table); the shard's Join status (FAILED_PRECONDITION
+  // when replicas disagree on layers or initial parameters,
+  // UNAUTHENTICATED, PERMISSION_DENIED, ...); DEADLINE_EXCEEDED /
+  // UNAVAILABLE when a shard cannot be reached.
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(
+      ClientOptions options, std::vector<LayerSpecification> layers,
+      uint64_t initial_params_hash,
+      absl::Duration join_timeout = absl::Seconds(60));
+
+  virtual ~Client() = default;
+
+  // Encodes and queues the contribution for its shard; returns without
+  // waiting for the network. Keeps it for resends until the step after next
+  // is sent. Errors: INVALID_ARGUMENT (unknown layer, numel mismatch,
+  // indices/values inconsistent, NaN/Inf); FAILED_PRECONDITION after a
+  // fatal error (the error is returned again).
+  virtual absl::Status SendLayer(LayerContribution contribution) = 0;
+
+  // Blocks until the merged update of (step, layer) arrives, then returns
+  // it (once). Errors: ABORTED / INVALID_ARGUMENT / ... from a RoundError of
+  // that round; DEADLINE_EXCEEDED after merge_timeout; UNAVAILABLE when the
+  // shard is lost for good; any fatal error of the client.
+  virtual absl::StatusOr<MergedLayerUpdate> WaitMerged(int64_t step,
+                                                       uint32_t layer) = 0;
+
+  // Records that every layer of `step` was applied: sent with the next
+  // updates (and Joins) so shards can free merged updates, and merged
+  // updates of steps <= it are dropped.
+  virtual void MarkApplied(int64_t step) = 0;
+
+  virtual ClientTraffic traffic() const = 0;
+
+  // Closes every stream (half-close, waits briefly for the shards).
+  virtual void Close() = 0;
+};
+
+// FNV-1a 64 over the little-endian float32 bytes of each span in order: the
+// Join's initial_params_hash, and a cheap way to compare replicas.
+uint64_t HashParameters(absl::Span<const absl::Span<const float>> parameters);
+
+}  // namespace entrograd
+
+#endif  // ENTROGRAD_CLIENT_H_
