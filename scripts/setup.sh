@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
-  libtorch-dev
+  libtorch-dev zlib1g-dev
   prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist

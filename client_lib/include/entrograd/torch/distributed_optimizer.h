@@ -1,0 +1,134 @@
+// DistributedOptimizer: entrograd for a LibTorch training loop, in the style
+// of Horovod's DistributedOptimizer. It hooks every parameter's gradient so
+// that each layer is compressed (ALGORITHM.md 5.1-5.7) and sent as soon as
+// backward produces it, then Step() waits for each merged layer, applies it
+// and moves to the next step:
+//
+//   auto client = entrograd::Client::Connect(options, LayerTable(params),
+//                                            HashOf(params)).value();
+//   auto optimizer = entrograd::DistributedOptimizer::Create(
+//       model->named_parameters(), optimizer_options, client.get()).value();
+//   for (...) {
+//     auto loss = criterion(model->forward(x), y);
+//     loss.backward();                      // hooks compress and send
+//     absl::Status s = optimizer->Step();   // wait, apply, next step
+//   }
+//
+// Applying: with momentum correction (the default when momentum > 0) the
+// momentum is applied locally before compression (5.1), so the merged update
+// is applied with plain SGD: p <- p - lr * merged. Without it, the merged
+// update becomes p.grad and the caller's inner optimizer steps. Every rank
+// applies the same merged bytes to the same parameters, so replicas stay
+// bitwise identical.
+//
+// CUDA tensors: gradients are copied to the CPU path for compression (the
+// CUDA kernels will take them where they live); updates are applied on the
+// parameter's device.
+//
+// Errors: LibTorch's c10::Error is caught at every public entry and returned
+// as INTERNAL; client errors (ABORTED when a rank died, UNAVAILABLE,
+// DEADLINE_EXCEEDED) come back from Step() unchanged. After an error the
+// optimizer refuses further steps (FAILED_PRECONDITION).
+//
+// Thread safety: hooks run on autograd threads and may run concurrently for
+// different layers; Step, SaveState and LoadState must not run concurrently
+// with a backward pass or with each other.
+#ifndef ENTROGRAD_TORCH_DISTRIBUTED_OPTIMIZER_H_
+#define ENTROGRAD_TORCH_DISTRIBUTED_OPTIMIZER_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "entrograd/client.h"
+#include "entrograd/compression_options.h"
+#include "torch/torch.h"
+
+namespace entrograd {
+
+struct DistributedOptimizerOptions {
+  // Policy, rho, intervals, dense_below, warm-up, momentum correction and
+  // momentum factor. compression.momentum_correction with momentum > 0 is
+  // what training with SGD + momentum should use.
+  CompressionOptions compression;
+  // Learning rate of the plain SGD step (momentum correction only), > 0.
+  double learning_rate = 0.1;
+  // L2 weight decay added to each gradient before compression, >= 0.
+  double weight_decay = 0.0;
+  // The optimizer that steps on the merged gradient when momentum correction
+  // is off (e.g. torch::optim::SGD or Adam over the same parameters). Not
+  // owned; required then, ignored otherwise.
+  torch::optim::Optimizer* inner_optimizer = nullptr;
+};
+
+// Per-step timing, seconds, summed over layers.
+struct StepTiming {
+  double compress_seconds = 0.0;  // entropy, selection, residual, encode
+  double wait_seconds = 0.0;      // Step() waiting for merged layers
+  double apply_seconds = 0.0;     // decoding and applying merged layers
+};
+
+// The Join layer table of named parameters (names and element counts).
+std::vector<LayerSpecification> LayerTableOf(
+    const std::vector<std::pair<std::string, torch::Tensor>>& parameters);
+// HashParameters over the parameters' float32 values, in order.
+uint64_t HashOfParameters(const std::vector<torch::Tensor>& parameters);
+
+class DistributedOptimizer {
+ public:
+  // `parameters` in a fixed order shared by every rank (named_parameters()
+  // order); float32. `client` (not owned) must have joined with
+  // LayerTableOf(parameters) and must outlive the optimizer. `first_step` is
+  // the step the next backward belongs to (the checkpoint's step on resume).
+  // Errors: INVALID_ARGUMENT (options, non-float32 or empty parameters,
+  // missing inner optimizer).
+  static absl::StatusOr<std::unique_ptr<DistributedOptimizer>> Create(
+      const std::vector<std::pair<std::string, torch::Tensor>>& parameters,
+      const DistributedOptimizerOptions& options, Client* client,
+      int64_t first_step = 0);
+
+  ~DistributedOptimizer();
+  DistributedOptimizer(const DistributedOptimizer&) = delete;
+  DistributedOptimizer& operator=(const DistributedOptimizer&) = delete;
+
+  // Completes the current step: compresses and sends layers whose hook did
+  // not fire (no gradient: sent as zeros so every round completes), waits
+  // for every merged layer, applies it, marks the step applied and advances.
+  // Errors: see the file comment.
+  absl::Status Step();
+
+  // The step the next backward pass belongs to.
+  int64_t step() const { return step_; }
+  const StepTiming& last_timing() const { return last_timing_; }
+
+  // Checkpoint of the optimizer's state: step, every layer's residual and
+  // velocity (and the inner optimizer is the caller's to save). Errors:
+  // INTERNAL on I/O failure; LoadState: INVALID_ARGUMENT when the file does
+  // not match these parameters (layer count, sizes).
+  absl::Status SaveState(const std::string& path) const;
+  absl::Status LoadState(const std::string& path);
+
+ private:
+  struct Layer;
+  DistributedOptimizer(const DistributedOptimizerOptions& options,
+                       Client* client, int64_t first_step);
+  // The autograd hook body for layer `index`.
+  void OnGradient(size_t index, const torch::Tensor& gradient);
+  absl::Status CompressAndSend(size_t index, const torch::Tensor& gradient);
+  absl::Status StepImpl();
+
+  DistributedOptimizerOptions options_;
+  Client* const client_;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  int64_t step_;
+  StepTiming last_timing_;
+  std::mutex error_mutex_;
+  absl::Status first_error_;  // a hook's failure, reported by Step()
+};
+
+}  // namespace entrograd
+
+#endif  // ENTROGRAD_TORCH_DISTRIBUTED_OPTIMIZER_H_

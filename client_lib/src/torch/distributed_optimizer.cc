@@ -1,0 +1,386 @@
+#include "entrograd/torch/distributed_optimizer.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "entrograd/keep_count.h"
+#include "entrograd/layer_compressor.h"
+#include "torch/serialize.h"
+
+namespace entrograd {
+
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// A float32, contiguous CPU copy (or view) of a gradient.
+torch::Tensor CpuFloat(const torch::Tensor& tensor) {
+  return tensor.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+}
+
+}  // namespace
+
+struct DistributedOptimizer::Layer {
+  std::string name;
+  torch::Tensor parameter;
+  int64_t numel = 0;
+  std::unique_ptr<LayerCompressor> compressor;
+  unsigned hook = 0;
+  // Set by the hook once this step's gradient was handled.
+  std::atomic<bool> handled{false};
+  std::atomic<int64_t> compress_nanos{0};
+  EntropyStats pending_entropy;  // entropy_budget: Accumulate's result
+};
+
+std::vector<LayerSpecification> LayerTableOf(
+    const std::vector<std::pair<std::string, torch::Tensor>>& parameters) {
+  std::vector<LayerSpecification> table;
+  for (const auto& [name, tensor] : parameters) {
+    table.push_back({name, static_cast<uint64_t>(tensor.numel())});
+  }
+  return table;
+}
+
+uint64_t HashOfParameters(const std::vector<torch::Tensor>& parameters) {
+  std::vector<torch::Tensor> host;
+  std::vector<absl::Span<const float>> spans;
+  for (const torch::Tensor& parameter : parameters) {
+    host.push_back(CpuFloat(parameter));
+    spans.emplace_back(host.back().data_ptr<float>(), host.back().numel());
+  }
+  return HashParameters(spans);
+}
+
+DistributedOptimizer::DistributedOptimizer(
+    const DistributedOptimizerOptions& options, Client* client,
+    int64_t first_step)
+    : options_(options), client_(client), step_(first_step) {}
+
+DistributedOptimizer::~DistributedOptimizer() {
+  for (auto& layer : layers_) layer->parameter.remove_hook(layer->hook);
+}
+
+absl::StatusOr<std::unique_ptr<DistributedOptimizer>>
+DistributedOptimizer::Create(
+    const std::vector<std::pair<std::string, torch::Tensor>>& parameters,
+    const DistributedOptimizerOptions& options, Client* client,
+    int64_t first_step) try {
+  if (absl::Status status = ValidateCompressionOptions(options.compression);
+      !status.ok()) {
+    return status;
+  }
+  if (client == nullptr) return absl::InvalidArgumentError("client is null");
+  if (parameters.empty()) {
+    return absl::InvalidArgumentError("the model has no parameters");
+  }
+  if (!(options.learning_rate > 0.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "learning_rate = ", options.learning_rate, "; expected > 0"));
+  }
+  if (!(options.weight_decay >= 0.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "weight_decay = ", options.weight_decay, "; expected >= 0"));
+  }
+  if (!options.compression.momentum_correction &&
+      options.inner_optimizer == nullptr) {
+    return absl::InvalidArgumentError(
+        "without momentum correction an inner_optimizer must step on the "
+        "merged gradient");
+  }
+  std::unique_ptr<DistributedOptimizer> optimizer(
+      new DistributedOptimizer(options, client, first_step));
+  for (size_t index = 0; index < parameters.size(); ++index) {
+    const auto& [name, tensor] = parameters[index];
+    if (tensor.scalar_type() != torch::kFloat32) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameter \"", name, "\" is ", c10::toString(tensor.scalar_type()),
+          "; entrograd trains float32 parameters"));
+    }
+    auto layer = std::make_unique<Layer>();
+    layer->name = name;
+    layer->parameter = tensor;
+    layer->numel = tensor.numel();
+    absl::StatusOr<std::unique_ptr<LayerCompressor>> compressor =
+        LayerCompressor::Create(layer->numel, options.compression);
+    if (!compressor.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameter \"", name, "\": ", compressor.status().message()));
+    }
+    layer->compressor = std::move(*compressor);
+    optimizer->layers_.push_back(std::move(layer));
+  }
+  // Hooks last: they capture the optimizer, which is complete now.
+  DistributedOptimizer* raw = optimizer.get();
+  for (size_t index = 0; index < raw->layers_.size(); ++index) {
+    raw->layers_[index]->hook = raw->layers_[index]->parameter.register_hook(
+        [raw, index](torch::Tensor gradient) { raw->OnGradient(index, gradient); });
+  }
+  return optimizer;
+} catch (const c10::Error& error) {
+  return absl::InternalError(
+      absl::StrCat("LibTorch: ", error.what_without_backtrace()));
+}
+
+void DistributedOptimizer::OnGradient(size_t index,
+                                      const torch::Tensor& gradient) {
+  absl::Status status;
+  try {
+    status = CompressAndSend(index, gradient);
+  } catch (const c10::Error& error) {
+    status = absl::InternalError(
+        absl::StrCat("LibTorch: ", error.what_without_backtrace()));
+  }
+  if (!status.ok()) {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (first_error_.ok()) first_error_ = status;
+  }
+}
+
+absl::Status DistributedOptimizer::CompressAndSend(
+    size_t index, const torch::Tensor& gradient) {
+  Layer& layer = *layers_[index];
+  if (layer.handled.exchange(true)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "parameter \"", layer.name, "\" got a second gradient in step ", step_,
+        "; call Step() after each backward pass"));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  torch::Tensor host;
+  {
+    torch::NoGradGuard no_grad;
+    torch::Tensor effective = gradient;
+    if (options_.weight_decay > 0.0) {
+      effective = gradient + options_.weight_decay * layer.parameter.detach();
+    }
+    host = CpuFloat(effective);
+  }
+  absl::Span<const float> values(host.data_ptr<float>(), layer.numel);
+  if (options_.compression.policy == KeepPolicy::kEntropyBudget) {
+    // The budget needs every layer's entropy: select in Step().
+    absl::StatusOr<EntropyStats> entropy = layer.compressor->Accumulate(values);
+    if (!entropy.ok()) return entropy.status();
+    layer.pending_entropy = *entropy;
+    layer.compress_nanos += static_cast<int64_t>(SecondsSince(start) * 1e9);
+    return absl::OkStatus();
+  }
+  CompressedLayer compressed;
+  absl::Status status = layer.compressor->Compress(values, step_, &compressed);
+  if (!status.ok()) {
+    return absl::Status(status.code(), absl::StrCat("parameter \"", layer.name,
+                                                    "\": ", status.message()));
+  }
+  LayerContribution contribution;
+  contribution.step = step_;
+  contribution.layer = static_cast<uint32_t>(index);
+  contribution.numel = static_cast<uint64_t>(layer.numel);
+  contribution.dense = compressed.dense;
+  contribution.indices = std::move(compressed.indices);
+  contribution.values = std::move(compressed.values);
+  contribution.entropy = compressed.entropy.entropy;
+  contribution.keep_ratio = compressed.keep_ratio;
+  layer.compress_nanos += static_cast<int64_t>(SecondsSince(start) * 1e9);
+  return client_->SendLayer(std::move(contribution));
+}
+
+absl::Status DistributedOptimizer::Step() {
+  try {
+    absl::Status status = StepImpl();
+    if (!status.ok()) {
+      std::lock_guard<std::mutex> lock(error_mutex_);
+      if (first_error_.ok()) first_error_ = status;
+    }
+    return status;
+  } catch (const c10::Error& error) {
+    absl::Status status = absl::InternalError(
+        absl::StrCat("LibTorch: ", error.what_without_backtrace()));
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (first_error_.ok()) first_error_ = status;
+    return status;
+  }
+}
+
+absl::Status DistributedOptimizer::StepImpl() {
+  {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (!first_error_.ok()) return first_error_;
+  }
+  StepTiming timing;
+  // Layers without a gradient this step still take part in their rounds.
+  for (size_t index = 0; index < layers_.size(); ++index) {
+    if (!layers_[index]->handled.load()) {
+      torch::Tensor zeros = torch::zeros({layers_[index]->numel}, torch::kFloat32);
+      absl::Status status = CompressAndSend(index, zeros);
+      if (!status.ok()) return status;
+    }
+  }
+  if (options_.compression.policy == KeepPolicy::kEntropyBudget) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<BudgetLayer> budget;
+    std::vector<size_t> budget_index;
+    for (size_t index = 0; index < layers_.size(); ++index) {
+      const Layer& layer = *layers_[index];
+      if (layer.numel < options_.compression.dense_below) continue;
+      budget.push_back({layer.numel, layer.pending_entropy.effective_fraction,
+                        layer.pending_entropy.all_zero});
+      budget_index.push_back(index);
+    }
+    const double density = WarmupDensity(options_.compression.budget_density,
+                                         options_.compression.warmup_steps, step_);
+    absl::StatusOr<std::vector<int64_t>> keep = BudgetKeepCounts(budget, density);
+    if (!keep.ok()) return keep.status();
+    std::vector<int64_t> keep_of(layers_.size(), -1);
+    for (size_t j = 0; j < budget_index.size(); ++j) keep_of[budget_index[j]] = (*keep)[j];
+    for (size_t index = 0; index < layers_.size(); ++index) {
+      Layer& layer = *layers_[index];
+      const int64_t k = keep_of[index] < 0 ? layer.numel : keep_of[index];
+      CompressedLayer compressed;
+      absl::Status status = layer.compressor->SelectTopK(
+          k, step_, static_cast<double>(k) / layer.numel, &compressed);
+      if (!status.ok()) return status;
+      LayerContribution contribution;
+      contribution.step = step_;
+      contribution.layer = static_cast<uint32_t>(index);
+      contribution.numel = static_cast<uint64_t>(layer.numel);
+      contribution.dense = compressed.dense;
+      contribution.indices = std::move(compressed.indices);
+      contribution.values = std::move(compressed.values);
+      contribution.entropy = compressed.entropy.entropy;
+      contribution.keep_ratio = compressed.keep_ratio;
+      status = client_->SendLayer(std::move(contribution));
+      if (!status.ok()) return status;
+    }
+    timing.compress_seconds += SecondsSince(start);
+  }
+
+  torch::NoGradGuard no_grad;
+  const bool plain_sgd = options_.compression.momentum_correction;
+  const float learning_rate = static_cast<float>(options_.learning_rate);
+  for (size_t index = 0; index < layers_.size(); ++index) {
+    Layer& layer = *layers_[index];
+    const auto wait_start = std::chrono::steady_clock::now();
+    absl::StatusOr<MergedLayerUpdate> merged =
+        client_->WaitMerged(step_, static_cast<uint32_t>(index));
+    timing.wait_seconds += SecondsSince(wait_start);
+    if (!merged.ok()) {
+      return absl::Status(merged.status().code(),
+                          absl::StrCat("step ", step_, ", parameter \"",
+                                       layer.name, "\": ",
+                                       merged.status().message()));
+    }
+    const auto apply_start = std::chrono::steady_clock::now();
+    const DecodedPayload& payload = merged->payload;
+    torch::Tensor& parameter = layer.parameter;
+    if (plain_sgd && parameter.device().is_cpu() && parameter.is_contiguous()) {
+      // p <- p - lr * merged, touching only the merged entries.
+      float* data = parameter.data_ptr<float>();
+      if (payload.dense) {
+        for (int64_t i = 0; i < layer.numel; ++i) {
+          data[i] = data[i] - learning_rate * payload.values[i];
+        }
+      } else {
+        for (size_t j = 0; j < payload.indices.size(); ++j) {
+          float& p = data[payload.indices[j]];
+          p = p - learning_rate * payload.values[j];
+        }
+      }
+    } else {
+      torch::Tensor dense = torch::zeros({layer.numel}, torch::kFloat32);
+      absl::Status status = ScatterInto(
+          payload, absl::MakeSpan(dense.data_ptr<float>(), layer.numel));
+      if (!status.ok()) return status;
+      dense = dense.view(parameter.sizes()).to(parameter.device());
+      if (plain_sgd) {
+        parameter.sub_(dense, options_.learning_rate);
+      } else {
+        parameter.mutable_grad() = dense;
+      }
+    }
+    if (plain_sgd) parameter.mutable_grad() = torch::Tensor();
+    timing.apply_seconds += SecondsSince(apply_start);
+  }
+  if (!plain_sgd) options_.inner_optimizer->step();
+  for (auto& layer : layers_) {
+    timing.compress_seconds += layer->compress_nanos.exchange(0) * 1e-9;
+    layer->handled.store(false);
+  }
+  client_->MarkApplied(step_);
+  ++step_;
+  last_timing_ = timing;
+  return absl::OkStatus();
+}
+
+absl::Status DistributedOptimizer::SaveState(const std::string& path) const try {
+  torch::serialize::OutputArchive archive;
+  archive.write("step", torch::tensor(step_, torch::kInt64));
+  archive.write("layers", torch::tensor(static_cast<int64_t>(layers_.size()),
+                                        torch::kInt64));
+  for (size_t index = 0; index < layers_.size(); ++index) {
+    const LayerCompressor& compressor = *layers_[index]->compressor;
+    auto copy = [](absl::Span<const float> values) {
+      torch::Tensor tensor = torch::empty({static_cast<int64_t>(values.size())},
+                                          torch::kFloat32);
+      if (!values.empty()) {
+        std::memcpy(tensor.data_ptr<float>(), values.data(),
+                    values.size() * sizeof(float));
+      }
+      return tensor;
+    };
+    archive.write(absl::StrCat("residual_", index), copy(compressor.residual()));
+    archive.write(absl::StrCat("velocity_", index), copy(compressor.velocity()));
+  }
+  archive.save_to(path);
+  return absl::OkStatus();
+} catch (const c10::Error& error) {
+  return absl::InternalError(absl::StrCat("saving optimizer state to ", path,
+                                          ": ", error.what_without_backtrace()));
+}
+
+absl::Status DistributedOptimizer::LoadState(const std::string& path) try {
+  torch::serialize::InputArchive archive;
+  archive.load_from(path);
+  torch::Tensor step, layer_count;
+  archive.read("step", step);
+  archive.read("layers", layer_count);
+  if (layer_count.item<int64_t>() != static_cast<int64_t>(layers_.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " holds ", layer_count.item<int64_t>(), " layers; the model has ",
+        layers_.size()));
+  }
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> states(layers_.size());
+  for (size_t index = 0; index < layers_.size(); ++index) {
+    archive.read(absl::StrCat("residual_", index), states[index].first);
+    archive.read(absl::StrCat("velocity_", index), states[index].second);
+  }
+  // Validate all before changing any layer.
+  for (size_t index = 0; index < layers_.size(); ++index) {
+    if (states[index].first.numel() != layers_[index]->numel) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": residual of \"", layers_[index]->name, "\" has ",
+          states[index].first.numel(), " elements; expected ",
+          layers_[index]->numel));
+    }
+  }
+  for (size_t index = 0; index < layers_.size(); ++index) {
+    torch::Tensor residual = states[index].first.contiguous();
+    torch::Tensor velocity = states[index].second.contiguous();
+    absl::Status status = layers_[index]->compressor->RestoreState(
+        absl::MakeConstSpan(residual.data_ptr<float>(), residual.numel()),
+        absl::MakeConstSpan(velocity.data_ptr<float>(), velocity.numel()));
+    if (!status.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": \"", layers_[index]->name, "\": ", status.message()));
+    }
+  }
+  step_ = step.item<int64_t>();
+  return absl::OkStatus();
+} catch (const c10::Error& error) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "loading optimizer state from ", path, ": ", error.what_without_backtrace()));
+}
+
+}  // namespace entrograd

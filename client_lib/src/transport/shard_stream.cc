@@ -1,0 +1,493 @@
+#include "transport/shard_stream.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "entrograd/codec.h"
+#include "transport/grpc_status.h"
+#include "transport/payload_proto.h"
+#include "transport/retry_rules.h"
+
+namespace entrograd {
+
+namespace {
+
+constexpr absl::Duration kShortestJoinWait = absl::Milliseconds(200);
+
+int64_t PayloadWireBytes(const v1::SparsePayload& payload) {
+  return static_cast<int64_t>(payload.index_bytes().size() +
+                              payload.value_bytes().size());
+}
+
+absl::StatusCode CodeOf(int32_t code) {
+  if (code <= 0 || code > static_cast<int32_t>(absl::StatusCode::kUnauthenticated)) {
+    return absl::StatusCode::kUnknown;
+  }
+  return static_cast<absl::StatusCode>(code);
+}
+
+}  // namespace
+
+ShardStream::ShardStream(ShardStreamOptions options,
+                         std::shared_ptr<grpc::Channel> channel,
+                         ClientState* state)
+    : options_(std::move(options)),
+      channel_(std::move(channel)),
+      stub_(v1::Aggregator::NewStub(channel_)),
+      state_(state),
+      rng_(options_.seed) {}
+
+ShardStream::~ShardStream() {
+  BeginClose(absl::Now());
+  FinishClose();
+}
+
+std::string ShardStream::Name() const {
+  return absl::StrCat("shard ", options_.shard, " (", options_.address, ")");
+}
+
+void ShardStream::Start(absl::Time join_deadline) {
+  {
+    absl::MutexLock lock(&mutex_);
+    join_deadline_ = join_deadline;
+  }
+  session_ = std::thread([this] { Run(); });
+}
+
+absl::Status ShardStream::AwaitJoined() {
+  absl::MutexLock lock(&mutex_);
+  // The session resolves the start by the join deadline; the slack covers a
+  // connect attempt that overruns it (then Close cancels it).
+  const absl::Time deadline = join_deadline_ + absl::Seconds(1);
+  while (!start_status_.has_value()) {
+    if (changed_.WaitWithDeadline(&mutex_, deadline) &&
+        !start_status_.has_value()) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("no JoinAck from ", Name(), " before the join timeout"));
+    }
+  }
+  return *start_status_;
+}
+
+void ShardStream::ResolveStart(absl::Status status) {
+  absl::MutexLock lock(&mutex_);
+  if (!start_status_.has_value()) {
+    start_status_ = std::move(status);
+    changed_.SignalAll();
+  }
+}
+
+bool ShardStream::Stopping() {
+  absl::MutexLock lock(&mutex_);
+  return stopping_;
+}
+
+absl::Status ShardStream::Send(int64_t step, uint32_t layer,
+                               std::shared_ptr<const v1::WorkerMessage> message) {
+  absl::MutexLock lock(&mutex_);
+  if (store_.Contains(step, layer)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("step ", step, ", layer ", layer,
+                     " was already sent; a contribution is sent once"));
+  }
+  store_.Keep(step, layer, message);
+  // While disconnected the store alone holds it: the resend after the next
+  // JoinAck writes it.
+  if (joined_) {
+    queue_.push_back(std::move(message));
+    changed_.SignalAll();
+  }
+  return absl::OkStatus();
+}
+
+void ShardStream::BeginClose(absl::Time graceful_deadline) {
+  absl::MutexLock lock(&mutex_);
+  if (stopping_) {
+    graceful_deadline_ = std::min(graceful_deadline_, graceful_deadline);
+  } else {
+    stopping_ = true;
+    graceful_deadline_ = graceful_deadline;
+  }
+  changed_.SignalAll();
+}
+
+void ShardStream::FinishClose() {
+  if (!session_.joinable()) {
+    ResolveStart(absl::CancelledError("the client was closed"));
+    return;
+  }
+  {
+    absl::MutexLock lock(&mutex_);
+    // The session half-closes and waits for the shard until the graceful
+    // deadline; a little later, cancel whatever still blocks (a write the
+    // shard does not read, a connect attempt).
+    const absl::Time deadline = graceful_deadline_ + absl::Milliseconds(100);
+    while (!session_done_) {
+      if (changed_.WaitWithDeadline(&mutex_, deadline)) break;
+    }
+    if (!session_done_ && context_ != nullptr) context_->TryCancel();
+  }
+  session_.join();
+}
+
+void ShardStream::Run() {
+  Backoff backoff(options_.backoff, options_.seed ^ 0x9E3779B97F4A7C15ull);
+  bool ever_joined = false;
+  absl::Time disconnected_since;
+  absl::Status last_error;
+  while (!Stopping()) {
+    absl::Time give_up_at;
+    {
+      absl::MutexLock lock(&mutex_);
+      give_up_at = ever_joined ? disconnected_since + options_.give_up_after
+                               : join_deadline_;
+    }
+    // Each try gets a moment, even the last one before giving up.
+    const absl::Time attempt_start = absl::Now();
+    const absl::Time ack_deadline =
+        std::min(attempt_start + options_.join_timeout,
+                 std::max(give_up_at, attempt_start + kShortestJoinWait));
+    ConnectionEnd end = RunConnection(ack_deadline);
+    if (Stopping()) break;
+    if (end.joined) {
+      ever_joined = true;
+      disconnected_since = absl::Now();
+      backoff.Reset();
+      give_up_at = disconnected_since + options_.give_up_after;
+    }
+    if (!IsRetryableStreamEnd(end.status.code())) {
+      absl::Status status(end.status.code(),
+                          absl::StrCat(Name(), ": ", end.status.message()));
+      if (ever_joined) {
+        ENTROGRAD_LOG(kError, status.ToString());
+        state_->inbox.Fail(status);
+      }
+      ResolveStart(std::move(status));
+      break;
+    }
+    if (end.joined) {
+      ENTROGRAD_LOG(kWarning, Name(), ": stream ended (", end.status.ToString(),
+                    "); reconnecting");
+    }
+    last_error = end.status;
+    const absl::Time now = absl::Now();
+    if (now >= give_up_at) {
+      absl::Status status;
+      if (ever_joined) {
+        status = absl::UnavailableError(absl::StrCat(
+            Name(), " unreachable for ",
+            absl::FormatDuration(now - disconnected_since),
+            " (reconnect_give_up_after); last error: ", last_error.ToString()));
+        ENTROGRAD_LOG(kError, status.ToString());
+        state_->inbox.Fail(status);
+      } else {
+        const std::string message =
+            absl::StrCat("no JoinAck from ", Name(),
+                         " within the join timeout; last error: ",
+                         last_error.ToString());
+        status = last_error.code() == absl::StatusCode::kUnavailable
+                     ? absl::UnavailableError(message)
+                     : absl::DeadlineExceededError(message);
+      }
+      ResolveStart(std::move(status));
+      break;
+    }
+    const absl::Time wake = std::min(now + backoff.Next(), give_up_at);
+    absl::MutexLock lock(&mutex_);
+    while (!stopping_ && !changed_.WaitWithDeadline(&mutex_, wake)) {
+    }
+  }
+  ResolveStart(absl::CancelledError("the client was closed"));
+  absl::MutexLock lock(&mutex_);
+  session_done_ = true;
+  changed_.SignalAll();
+}
+
+ShardStream::ConnectionEnd ShardStream::RunConnection(absl::Time ack_deadline) {
+  Connection connection;
+  connection.context = std::make_shared<grpc::ClientContext>();
+  connection.context->set_deadline(
+      absl::ToChronoTime(absl::Now() + options_.stream_lifetime));
+  if (!options_.token.empty()) {
+    connection.context->AddMetadata("authorization",
+                                    absl::StrCat("Bearer ", options_.token));
+  }
+  {
+    absl::MutexLock lock(&mutex_);
+    if (stopping_) return {absl::CancelledError("closing"), false};
+    context_ = connection.context;
+    ack_.reset();
+    reader_done_ = false;
+  }
+  // The reader thread opens the call and sends the Join, so that this
+  // thread can bound the wait for the JoinAck (a connect attempt may block).
+  std::thread reader([this, &connection] { ReadLoop(&connection); });
+
+  bool acked = false;
+  bool timed_out = false;
+  std::vector<ContributionStore::Kept> resend;
+  {
+    absl::MutexLock lock(&mutex_);
+    while (!ack_.has_value() && !reader_done_ && !stopping_) {
+      if (changed_.WaitWithDeadline(&mutex_, ack_deadline) &&
+          !ack_.has_value() && !reader_done_) {
+        timed_out = true;
+        break;
+      }
+    }
+    acked = ack_.has_value() && !stopping_;
+    if (acked) {
+      // Everything not yet written is in the store: resend what it keeps
+      // above the shard's watermark, then what SendLayer queues from now.
+      queue_.clear();
+      resend = store_.Above(ack_->merged_step());
+      for (auto& [key, refusal] : refusals_) refusal.scheduled = false;
+      joined_ = true;
+      ++joins_;
+      if (joins_ > 1) state_->traffic.reconnects.fetch_add(1);
+    }
+  }
+
+  if (!acked) {
+    CancelUnlessEnded(connection.context.get());
+    reader.join();
+    absl::Status status =
+        connection.stream == nullptr
+            ? absl::UnavailableError("the call did not start")
+            : FromGrpcStatus(connection.stream->Finish());
+    if (timed_out && status.code() == absl::StatusCode::kCancelled) {
+      status = absl::DeadlineExceededError("no JoinAck before the deadline");
+    }
+    absl::MutexLock lock(&mutex_);
+    context_.reset();
+    return {status, false};
+  }
+
+  ResolveStart(absl::OkStatus());
+  Stream* stream = connection.stream.get();
+  bool writable = true;
+  for (const ContributionStore::Kept& kept : resend) {
+    if (!WriteUpdate(stream, *kept.message)) {
+      writable = false;
+      break;
+    }
+  }
+  if (writable) writable = WriteLoop(stream);
+
+  if (writable && Stopping()) {
+    // Closing: half-close and let the shard end the stream (it flushes what
+    // it queued) until the graceful deadline.
+    stream->WritesDone();
+    absl::MutexLock lock(&mutex_);
+    while (!reader_done_ &&
+           !changed_.WaitWithDeadline(&mutex_, graceful_deadline_)) {
+    }
+  }
+  CancelUnlessEnded(connection.context.get());
+  reader.join();
+  absl::Status status = FromGrpcStatus(stream->Finish());
+  absl::MutexLock lock(&mutex_);
+  joined_ = false;
+  context_.reset();
+  return {status, true};
+}
+
+void ShardStream::CancelUnlessEnded(grpc::ClientContext* context) {
+  // A cancel after the reader saw the end would replace the shard's status
+  // (what Finish returns) with CANCELLED.
+  absl::MutexLock lock(&mutex_);
+  if (!reader_done_) context->TryCancel();
+}
+
+void ShardStream::ReadLoop(Connection* connection) {
+  connection->stream = stub_->Exchange(connection->context.get());
+  v1::WorkerMessage join;
+  *join.mutable_join() = state_->join;
+  join.mutable_join()->set_applied_step(state_->inbox.applied_step());
+  connection->stream->Write(join);  // a failure shows as Read failing
+
+  v1::AggregatorMessage message;
+  bool first = true;
+  while (connection->stream->Read(&message)) {
+    if (first) {
+      first = false;
+      if (!message.has_join_ack()) {
+        ENTROGRAD_LOG(kWarning, Name(), ": first message is not a JoinAck: ",
+                      message.ShortDebugString().substr(0, 200));
+        connection->context->TryCancel();
+        continue;
+      }
+      absl::MutexLock lock(&mutex_);
+      ack_ = message.join_ack();
+      changed_.SignalAll();
+      continue;
+    }
+    switch (message.kind_case()) {
+      case v1::AggregatorMessage::kMergedLayer:
+        HandleMergedLayer(message.merged_layer());
+        break;
+      case v1::AggregatorMessage::kRoundError:
+        HandleRoundError(message.round_error());
+        break;
+      default:
+        ENTROGRAD_LOG(kWarning, Name(), ": unexpected message ignored: ",
+                      message.ShortDebugString().substr(0, 200));
+        break;
+    }
+  }
+  absl::MutexLock lock(&mutex_);
+  reader_done_ = true;
+  changed_.SignalAll();
+}
+
+bool ShardStream::WriteLoop(Stream* stream) {
+  while (true) {
+    std::shared_ptr<const v1::WorkerMessage> next;
+    {
+      absl::MutexLock lock(&mutex_);
+      while (next == nullptr) {
+        if (stopping_ || reader_done_) return true;
+        if (!queue_.empty()) {
+          next = std::move(queue_.front());
+          queue_.pop_front();
+          break;
+        }
+        const absl::Time now = absl::Now();
+        if (NextRetryDueLocked() <= now) {
+          next = TakeDueRetryLocked(now);
+          continue;
+        }
+        changed_.WaitWithDeadline(&mutex_, NextRetryDueLocked());
+      }
+    }
+    if (!WriteUpdate(stream, *next)) return false;
+  }
+}
+
+bool ShardStream::WriteUpdate(Stream* stream, const v1::WorkerMessage& message) {
+  // Counted before the write: its answer may arrive (and the caller look
+  // at traffic()) before Write returns. Taken back if the write fails.
+  const v1::SparsePayload& payload = message.layer_update().payload();
+  const int64_t wire_bytes = PayloadWireBytes(payload);
+  const int64_t dense_bytes = static_cast<int64_t>(4 * payload.numel());
+  state_->traffic.uplink_wire_bytes.fetch_add(wire_bytes);
+  state_->traffic.uplink_dense_bytes.fetch_add(dense_bytes);
+  if (stream->Write(message)) return true;
+  state_->traffic.uplink_wire_bytes.fetch_sub(wire_bytes);
+  state_->traffic.uplink_dense_bytes.fetch_sub(dense_bytes);
+  return false;
+}
+
+absl::Time ShardStream::NextRetryDueLocked() {
+  absl::Time due = absl::InfiniteFuture();
+  for (const auto& [key, refusal] : refusals_) {
+    if (refusal.scheduled) due = std::min(due, refusal.due);
+  }
+  return due;
+}
+
+std::shared_ptr<const v1::WorkerMessage> ShardStream::TakeDueRetryLocked(
+    absl::Time now) {
+  const int64_t applied = state_->inbox.applied_step();
+  for (auto it = refusals_.begin(); it != refusals_.end();) {
+    const auto [step, layer] = it->first;
+    Refusal& refusal = it->second;
+    if (step <= applied) {
+      it = refusals_.erase(it);
+      continue;
+    }
+    if (!refusal.scheduled || refusal.due > now) {
+      ++it;
+      continue;
+    }
+    refusal.scheduled = false;
+    std::shared_ptr<const v1::WorkerMessage> message = store_.Find(step, layer);
+    if (message == nullptr) {  // no longer kept: nothing to retry
+      it = refusals_.erase(it);
+      continue;
+    }
+    return message;
+  }
+  return nullptr;
+}
+
+void ShardStream::HandleMergedLayer(const v1::MergedLayer& merged) {
+  const int64_t step = merged.step();
+  const uint32_t layer = merged.layer_index();
+  const int64_t wire_bytes = PayloadWireBytes(merged.payload());
+  state_->traffic.downlink_wire_bytes.fetch_add(wire_bytes);
+  state_->traffic.downlink_dense_bytes.fetch_add(
+      static_cast<int64_t>(4 * merged.payload().numel()));
+  {
+    absl::MutexLock lock(&mutex_);
+    refusals_.erase(RoundKey(step, layer));
+  }
+  if (layer >= state_->layer_numels.size()) {
+    ENTROGRAD_LOG(kWarning, Name(), ": merged update for unknown layer ", layer,
+                  " ignored");
+    return;
+  }
+  // Duplicates (a resend answered again) and applied steps: no decoding.
+  if (!state_->inbox.Wants(step, layer)) return;
+  if (merged.payload().numel() != state_->layer_numels[layer]) {
+    state_->inbox.Deliver(
+        step, layer,
+        absl::InternalError(absl::StrCat(
+            Name(), " sent a merged update of ", merged.payload().numel(),
+            " elements for step ", step, ", layer ", layer, " of ",
+            state_->layer_numels[layer])));
+    return;
+  }
+  absl::StatusOr<DecodedPayload> decoded =
+      DecodePayload(PayloadViewOfProto(merged.payload()));
+  if (!decoded.ok()) {
+    state_->inbox.Deliver(
+        step, layer,
+        absl::InternalError(absl::StrCat(
+            Name(), " sent a malformed merged update for step ", step,
+            ", layer ", layer, ": ", decoded.status().message())));
+    return;
+  }
+  MergedLayerUpdate update;
+  update.step = step;
+  update.layer = layer;
+  update.payload = std::move(*decoded);
+  update.wire_bytes = wire_bytes;
+  state_->inbox.Deliver(step, layer, std::move(update));
+}
+
+void ShardStream::HandleRoundError(const v1::RoundError& error) {
+  const int64_t step = error.step();
+  const uint32_t layer = error.layer_index();
+  const absl::StatusCode code = CodeOf(error.code());
+  if (step <= state_->inbox.applied_step()) {
+    // A refused resend, or a stale round rebuilt after a shard restart that
+    // could not complete: that step is done here.
+    ENTROGRAD_LOG(kDebug, Name(), ": ignoring a round error for applied step ",
+                  step, ": ", error.message());
+    return;
+  }
+  if (IsRetryableRoundError(code)) {
+    absl::MutexLock lock(&mutex_);
+    const absl::Time now = absl::Now();
+    auto [it, inserted] = refusals_.try_emplace(RoundKey(step, layer));
+    Refusal& refusal = it->second;
+    if (inserted) refusal.first_refused = now;
+    if (now - refusal.first_refused < options_.give_up_after &&
+        store_.Contains(step, layer)) {
+      refusal.due = now + JitteredDelay(options_.backoff, refusal.attempts++, rng_);
+      refusal.scheduled = true;
+      changed_.SignalAll();
+      return;
+    }
+    refusals_.erase(it);
+  }
+  state_->inbox.Deliver(
+      step, layer,
+      absl::Status(code, absl::StrCat(error.message(), " [", Name(), "]")));
+}
+
+}  // namespace entrograd

@@ -1,0 +1,298 @@
+// Helpers for the client transport tests: real in-process aggregator shards
+// on 127.0.0.1 (killable and restartable on the same port), deterministic
+// contributions, the reference merge, and a worker loop that drives a
+// Client through steps the way a training job does.
+#ifndef ENTROGRAD_TESTS_CLIENT_LIB_TRANSPORT_CLIENT_TEST_UTIL_H_
+#define ENTROGRAD_TESTS_CLIENT_LIB_TRANSPORT_CLIENT_TEST_UTIL_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "aggregator/server/aggregator_server.h"
+#include "entrograd/client.h"
+#include "entrograd/codec.h"
+#include "gtest/gtest.h"
+
+namespace entrograd::testing {
+
+// S aggregator shards in this process, each on its own 127.0.0.1 port.
+class Shards {
+ public:
+  explicit Shards(int count, absl::Duration round_timeout = absl::Seconds(20))
+      : round_timeout_(round_timeout) {
+    for (int i = 0; i < count; ++i) {
+      servers_.push_back(StartOn("127.0.0.1:0"));
+      ports_.push_back(servers_.back() ? servers_.back()->port() : 0);
+    }
+  }
+
+  std::vector<std::string> addresses() const {
+    std::vector<std::string> out;
+    for (int port : ports_) out.push_back(absl::StrCat("127.0.0.1:", port));
+    return out;
+  }
+  aggregator::AggregatorServer& server(int i) { return *servers_[i]; }
+  bool ok() const {
+    for (const auto& server : servers_) {
+      if (server == nullptr) return false;
+    }
+    return true;
+  }
+
+  // As if the shard's process were SIGKILLed: no drain, streams cut.
+  void Kill(int i) {
+    servers_[i]->Abandon();
+    servers_[i].reset();
+  }
+  // A fresh shard (no state) on the killed one's port.
+  void Restart(int i) {
+    servers_[i] = StartOn(absl::StrCat("127.0.0.1:", ports_[i]));
+    ASSERT_NE(servers_[i], nullptr);
+  }
+
+ private:
+  std::unique_ptr<aggregator::AggregatorServer> StartOn(const std::string& listen) {
+    aggregator::AggregatorConfig config;
+    config.listen = listen;
+    config.metrics_listen = "";
+    config.registry.round_timeout = round_timeout_;
+    // A port just released may need a moment before it can be bound again.
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      auto server = aggregator::AggregatorServer::Start(config);
+      if (server.ok()) return std::move(*server);
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    ADD_FAILURE() << "cannot start an aggregator on " << listen;
+    return nullptr;
+  }
+
+  absl::Duration round_timeout_;
+  std::vector<std::unique_ptr<aggregator::AggregatorServer>> servers_;
+  std::vector<int> ports_;
+};
+
+// Options for fast tests: short backoff, bounded waits.
+inline ClientOptions TestOptions(const std::vector<std::string>& shards,
+                                 const std::string& job_id, uint32_t rank,
+                                 uint32_t world_size) {
+  ClientOptions options;
+  options.shards = shards;
+  options.job_id = job_id;
+  options.rank = rank;
+  options.world_size = world_size;
+  options.incarnation = 1;
+  options.merge_timeout = absl::Seconds(30);
+  options.reconnect_initial_backoff = absl::Milliseconds(50);
+  options.reconnect_max_backoff = absl::Milliseconds(500);
+  options.reconnect_give_up_after = absl::Seconds(30);
+  return options;
+}
+
+inline std::vector<LayerSpecification> TestLayers(int count) {
+  std::vector<LayerSpecification> layers;
+  for (int l = 0; l < count; ++l) {
+    layers.push_back({absl::StrCat("layer", l, ".weight"),
+                      static_cast<uint64_t>(500 + 700 * l)});
+  }
+  return layers;
+}
+
+// Layers whose index is divisible by 3 are sent dense, the rest sparse.
+inline bool IsDenseLayer(uint32_t layer) { return layer % 3 == 0; }
+
+// The deterministic contribution of (rank, step, layer): a sparse one with
+// distinct ascending indices and heavy-tailed values, or a dense one with
+// no exact zeros.
+inline LayerContribution MakeContribution(uint32_t rank, int64_t step,
+                                          uint32_t layer, uint64_t numel) {
+  std::mt19937 rng(static_cast<uint32_t>(rank * 1000003u + step * 7919u + layer));
+  std::student_t_distribution<float> heavy(2.0f);
+  LayerContribution contribution;
+  contribution.step = step;
+  contribution.layer = layer;
+  contribution.numel = numel;
+  contribution.dense = IsDenseLayer(layer);
+  if (contribution.dense) {
+    for (uint64_t i = 0; i < numel; ++i) {
+      float value = 1e-3f * heavy(rng);
+      if (value == 0.0f) value = 1e-7f;
+      contribution.values.push_back(value);
+    }
+  } else {
+    std::vector<uint32_t> all(numel);
+    for (uint32_t i = 0; i < numel; ++i) all[i] = i;
+    std::shuffle(all.begin(), all.end(), rng);
+    all.resize(numel / 20 + rank);  // ranks overlap partly
+    std::sort(all.begin(), all.end());
+    contribution.indices = all;
+    for (size_t j = 0; j < all.size(); ++j) {
+      contribution.values.push_back(1e-3f * heavy(rng));
+    }
+  }
+  contribution.entropy = 1.0;
+  contribution.keep_ratio =
+      static_cast<double>(contribution.values.size()) / static_cast<double>(numel);
+  return contribution;
+}
+
+// ALGORITHM.md step 6 written out plainly: float32 sums in rank order over
+// the ranks that carry each index, divided by W; zero where none does.
+inline std::vector<float> ReferenceMerge(
+    const std::vector<LayerContribution>& ranks) {
+  const uint64_t numel = ranks[0].numel;
+  std::vector<float> sum(numel, 0.0f);
+  std::vector<bool> touched(numel, false);
+  for (const LayerContribution& rank : ranks) {
+    for (size_t j = 0; j < rank.values.size(); ++j) {
+      const uint32_t i = rank.dense ? static_cast<uint32_t>(j) : rank.indices[j];
+      sum[i] = touched[i] ? sum[i] + rank.values[j] : rank.values[j];
+      touched[i] = true;
+    }
+  }
+  const float world = static_cast<float>(ranks.size());
+  for (uint64_t i = 0; i < numel; ++i) {
+    if (touched[i]) sum[i] = sum[i] / world;
+  }
+  return sum;
+}
+
+inline std::vector<float> ToDense(const DecodedPayload& payload) {
+  std::vector<float> dense(payload.numel, 0.0f);
+  EXPECT_TRUE(ScatterInto(payload, absl::MakeSpan(dense)).ok());
+  return dense;
+}
+
+inline bool BitwiseEqual(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+// The merged update as bytes: numel, dense flag, indices, values.
+inline std::string PayloadBytes(const DecodedPayload& payload) {
+  std::string bytes = absl::StrCat(payload.numel, payload.dense ? "d" : "s", ":");
+  bytes.append(reinterpret_cast<const char*>(payload.indices.data()),
+               payload.indices.size() * sizeof(uint32_t));
+  bytes.append(reinterpret_cast<const char*>(payload.values.data()),
+               payload.values.size() * sizeof(float));
+  return bytes;
+}
+
+using RoundKey = std::pair<int64_t, uint32_t>;  // (step, layer)
+
+// What one worker got.
+struct WorkerRun {
+  absl::Status status;  // first failure of SendLayer / WaitMerged
+  std::map<RoundKey, MergedLayerUpdate> merged;
+  ClientTraffic traffic;
+};
+
+// Hooks of RunWorker, called on the worker's thread.
+struct WorkerHooks {
+  std::function<void(int64_t step)> before_step;   // before its SendLayers
+  std::function<void(int64_t step)> after_sends;   // after its SendLayers
+  std::function<void(int64_t step)> after_applied; // after MarkApplied
+};
+
+// Drives `client` through steps [0, steps): send every layer (odd layers
+// from a second thread, as concurrent autograd hooks would, in reverse
+// order), wait for every merged layer, MarkApplied. Stops at the first
+// error.
+inline WorkerRun RunWorker(Client& client, uint32_t rank, int64_t steps,
+                           const std::vector<LayerSpecification>& layers,
+                           const WorkerHooks& hooks = {}) {
+  WorkerRun run;
+  const uint32_t count = static_cast<uint32_t>(layers.size());
+  for (int64_t step = 0; step < steps && run.status.ok(); ++step) {
+    if (hooks.before_step) hooks.before_step(step);
+    absl::Status odd_status;
+    std::thread odd([&] {
+      for (uint32_t l = count; l-- > 0;) {
+        if (l % 2 == 1 && odd_status.ok()) {
+          odd_status = client.SendLayer(MakeContribution(rank, step, l, layers[l].numel));
+        }
+      }
+    });
+    for (uint32_t l = count; l-- > 0;) {
+      if (l % 2 == 0 && run.status.ok()) {
+        run.status = client.SendLayer(MakeContribution(rank, step, l, layers[l].numel));
+      }
+    }
+    odd.join();
+    if (run.status.ok()) run.status = odd_status;
+    if (!run.status.ok()) break;
+    if (hooks.after_sends) hooks.after_sends(step);
+    for (uint32_t l = 0; l < count; ++l) {
+      absl::StatusOr<MergedLayerUpdate> merged = client.WaitMerged(step, l);
+      if (!merged.ok()) {
+        run.status = merged.status();
+        break;
+      }
+      run.merged[RoundKey(step, l)] = std::move(*merged);
+    }
+    if (!run.status.ok()) break;
+    client.MarkApplied(step);
+    if (hooks.after_applied) hooks.after_applied(step);
+  }
+  run.traffic = client.traffic();
+  return run;
+}
+
+// Checks every worker's merged updates against the reference merge of all
+// ranks' contributions, bitwise, and that all workers got the same bytes.
+inline void ExpectMergedEqualReference(const std::vector<WorkerRun>& runs,
+                                       int64_t steps,
+                                       const std::vector<LayerSpecification>& layers) {
+  const uint32_t world = static_cast<uint32_t>(runs.size());
+  for (int64_t step = 0; step < steps; ++step) {
+    for (uint32_t l = 0; l < layers.size(); ++l) {
+      std::vector<LayerContribution> contributions;
+      for (uint32_t rank = 0; rank < world; ++rank) {
+        contributions.push_back(MakeContribution(rank, step, l, layers[l].numel));
+      }
+      const std::vector<float> reference = ReferenceMerge(contributions);
+      std::string first_bytes;
+      for (uint32_t rank = 0; rank < world; ++rank) {
+        auto it = runs[rank].merged.find(RoundKey(step, l));
+        ASSERT_NE(it, runs[rank].merged.end())
+            << "rank " << rank << " has no merged step " << step << " layer " << l;
+        EXPECT_EQ(it->second.step, step);
+        EXPECT_EQ(it->second.layer, l);
+        EXPECT_TRUE(BitwiseEqual(ToDense(it->second.payload), reference))
+            << "rank " << rank << ", step " << step << ", layer " << l;
+        const std::string bytes = PayloadBytes(it->second.payload);
+        if (rank == 0) {
+          first_bytes = bytes;
+        } else {
+          EXPECT_EQ(bytes, first_bytes) << "rank " << rank << " got other bytes";
+        }
+      }
+    }
+  }
+}
+
+// Polls `condition` every millisecond for up to 10 s.
+inline bool WaitFor(const std::function<bool()>& condition,
+                    absl::Duration timeout = absl::Seconds(10)) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!condition()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return true;
+}
+
+}  // namespace entrograd::testing
+
+#endif  // ENTROGRAD_TESTS_CLIENT_LIB_TRANSPORT_CLIENT_TEST_UTIL_H_

@@ -1,0 +1,93 @@
+#include "workers/fashion_mnist/cnn_model.h"
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "support/status_matchers.h"
+
+namespace entrograd::workers {
+namespace {
+
+using ::testing::ElementsAre;
+
+// True when every parameter of `a` equals the one of `b` bit for bit (so
+// -0.0 vs 0.0 or differing NaN payloads count as differences).
+bool BitwiseEqualParameters(FashionCnn& a, FashionCnn& b) {
+  const std::vector<torch::Tensor> pa = a->parameters();
+  const std::vector<torch::Tensor> pb = b->parameters();
+  if (pa.size() != pb.size()) return false;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    if (pa[i].sizes() != pb[i].sizes()) return false;
+    const torch::Tensor ca = pa[i].contiguous();
+    const torch::Tensor cb = pb[i].contiguous();
+    if (std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.nbytes()) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(FashionCnnTest, OutputIsLogitsPerSample) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FashionCnn model, MakeFashionCnn(1));
+  for (int64_t batch : {1, 7, 64}) {
+    const torch::Tensor logits =
+        model->forward(torch::randn({batch, 1, 28, 28}));
+    EXPECT_EQ(logits.sizes(), torch::IntArrayRef({batch, 10}));
+    EXPECT_EQ(logits.scalar_type(), torch::kFloat32);
+    EXPECT_TRUE(torch::isfinite(logits).all().item<bool>());
+  }
+}
+
+TEST(FashionCnnTest, ParametersInStableOrder) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FashionCnn model, MakeFashionCnn(1));
+  std::vector<std::string> names;
+  std::vector<std::vector<int64_t>> shapes;
+  int64_t total = 0;
+  for (const auto& item : model->named_parameters()) {
+    names.push_back(item.key());
+    shapes.push_back(item.value().sizes().vec());
+    total += item.value().numel();
+  }
+  EXPECT_THAT(names, ElementsAre("conv1.weight", "conv1.bias", "conv2.weight",
+                                 "conv2.bias", "fc1.weight", "fc1.bias",
+                                 "fc2.weight", "fc2.bias"));
+  EXPECT_THAT(shapes, ElementsAre(ElementsAre(32, 1, 5, 5), ElementsAre(32),
+                                  ElementsAre(64, 32, 5, 5), ElementsAre(64),
+                                  ElementsAre(128, 3136), ElementsAre(128),
+                                  ElementsAre(10, 128), ElementsAre(10)));
+  EXPECT_EQ(total, 454922);
+}
+
+TEST(FashionCnnTest, SameSeedGivesBitwiseIdenticalParameters) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FashionCnn a, MakeFashionCnn(123));
+  // Using the global generator in between must not matter.
+  torch::rand({1000});
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FashionCnn b, MakeFashionCnn(123));
+  EXPECT_TRUE(BitwiseEqualParameters(a, b));
+}
+
+TEST(FashionCnnTest, DifferentSeedsGiveDifferentParameters) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FashionCnn a, MakeFashionCnn(123));
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FashionCnn b, MakeFashionCnn(124));
+  EXPECT_FALSE(BitwiseEqualParameters(a, b));
+  // Every tensor differs, not just one.
+  const std::vector<torch::Tensor> pa = a->parameters();
+  const std::vector<torch::Tensor> pb = b->parameters();
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_FALSE(torch::equal(pa[i], pb[i])) << "parameter " << i;
+  }
+}
+
+TEST(FashionCnnTest, WrongInputShapeThrowsC10Error) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FashionCnn model, MakeFashionCnn(1));
+  EXPECT_THROW(model->forward(torch::randn({2, 3, 28, 28})), c10::Error);
+}
+
+}  // namespace
+}  // namespace entrograd::workers

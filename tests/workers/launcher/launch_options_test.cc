@@ -1,0 +1,133 @@
+#include "workers/launcher/launch_options.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "support/status_matchers.h"
+#include "workers/launcher/child_commands.h"
+
+namespace entrograd::launcher {
+namespace {
+
+using ::entrograd::testing::StatusIs;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+
+TEST(LaunchOptionsTest, DefaultsAreValid) {
+  ENTROGRAD_EXPECT_OK(ValidateLaunchOptions(LaunchOptions()));
+}
+
+struct BadOption {
+  const char* flag;
+  void (*apply)(LaunchOptions&);
+};
+
+TEST(LaunchOptionsTest, ErrorsNameTheFlag) {
+  const std::vector<BadOption> cases = {
+      {"--workers", [](LaunchOptions& o) { o.workers = 0; }},
+      {"--workers", [](LaunchOptions& o) { o.workers = 1000; }},
+      {"--policy", [](LaunchOptions& o) { o.policy = "random"; }},
+      {"--rho", [](LaunchOptions& o) { o.rho = 0; }},
+      {"--rho", [](LaunchOptions& o) { o.rho = 1.5; }},
+      {"--rho", [](LaunchOptions& o) { o.rho = std::nan(""); }},
+      {"--epochs", [](LaunchOptions& o) { o.epochs = 0; }},
+      {"--max_steps", [](LaunchOptions& o) { o.max_steps = -1; }},
+      {"--batch_size", [](LaunchOptions& o) { o.batch_size = 0; }},
+      {"--lr", [](LaunchOptions& o) { o.lr = -0.1; }},
+      {"--momentum", [](LaunchOptions& o) { o.momentum = 1; }},
+      {"--out", [](LaunchOptions& o) { o.out_dir = ""; }},
+      {"--round_timeout",
+       [](LaunchOptions& o) { o.round_timeout = absl::ZeroDuration(); }},
+      {"--checkpoint_interval",
+       [](LaunchOptions& o) { o.checkpoint_interval = -5; }},
+      {"--data_dir", [](LaunchOptions& o) { o.data_dir = ""; }},
+      {"--job_id", [](LaunchOptions& o) { o.job_id = "bad id/with slash"; }},
+      {"--aggregator_start_timeout",
+       [](LaunchOptions& o) {
+         o.aggregator_start_timeout = absl::Seconds(-1);
+       }},
+  };
+  for (const BadOption& bad : cases) {
+    LaunchOptions options;
+    bad.apply(options);
+    EXPECT_THAT(ValidateLaunchOptions(options),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         absl::StrCat(bad.flag, " must be")))
+        << bad.flag;
+  }
+}
+
+TEST(LaunchOptionsTest, ThresholdMayExceedOne) {
+  LaunchOptions options;
+  options.policy = "threshold";
+  options.rho = 2.5;  // a magnitude, not a fraction
+  ENTROGRAD_EXPECT_OK(ValidateLaunchOptions(options));
+}
+
+TEST(LaunchOptionsTest, MissingBinariesAreNamed) {
+  LaunchOptions options;
+  options.aggregator_bin = "/nonexistent/entrograd-aggregator";
+  options.worker_bin = "/bin/sh";
+  EXPECT_THAT(ResolveBinaries(options),
+              StatusIs(absl::StatusCode::kNotFound, "--aggregator_bin"));
+  options.aggregator_bin = "/bin/sh";
+  options.worker_bin = "/etc/passwd";  // not executable
+  EXPECT_THAT(ResolveBinaries(options),
+              StatusIs(absl::StatusCode::kNotFound, "--worker_bin"));
+}
+
+TEST(ChildCommandsTest, AggregatorListensOnFreeLoopbackPorts) {
+  LaunchOptions options;
+  options.round_timeout = absl::Seconds(90);
+  EXPECT_THAT(
+      AggregatorArgs(options),
+      ElementsAre("--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                  "--round_timeout=1m30s"));
+}
+
+TEST(ChildCommandsTest, ParsesThePortLine) {
+  AggregatorPorts ports;
+  ASSERT_TRUE(ParseAggregatorPortLine(
+      "entrograd-aggregator: serving on port 41234, metrics on port 9464",
+      &ports));
+  EXPECT_EQ(ports.port, 41234);
+  EXPECT_EQ(ports.metrics_port, 9464);
+  EXPECT_FALSE(
+      ParseAggregatorPortLine("entrograd-aggregator: stopped", &ports));
+  EXPECT_FALSE(ParseAggregatorPortLine(
+      "entrograd-aggregator: serving on port x, metrics on port 1", &ports));
+}
+
+TEST(ChildCommandsTest, WorkerGetsEveryFlag) {
+  LaunchOptions options;
+  options.workers = 2;
+  options.policy = "topk";
+  options.rho = 0.001;
+  options.max_steps = 20;
+  options.out_dir = "/tmp/run";
+  options.checkpoint_interval = 10;
+  options.extra_worker_args = "  --log_level=debug\t--threads=1 ";
+  EXPECT_THAT(
+      WorkerArgs(options, 1, 5000, "job-7"),
+      ElementsAre("--shards=127.0.0.1:5000", "--world_size=2", "--rank=1",
+                  "--job_id=job-7", "--policy=topk", "--rho=0.001",
+                  "--epochs=1", "--max_steps=20", "--batch_size=64", "--lr=0.1",
+                  "--momentum=0.9", "--seed=1", "--out=/tmp/run/rank1",
+                  "--checkpoint_interval=10",
+                  "--data_dir=/usr/share/datasets/fashion-mnist",
+                  "--log_level=debug", "--threads=1"));
+}
+
+TEST(ChildCommandsTest, JobIdsAreValidAndLocal) {
+  LaunchOptions options;
+  options.job_id = GenerateJobId();
+  EXPECT_THAT(options.job_id, ::testing::StartsWith("local-"));
+  ENTROGRAD_EXPECT_OK(ValidateLaunchOptions(options));
+}
+
+}  // namespace
+}  // namespace entrograd::launcher

@@ -1,0 +1,236 @@
+#include "workers/fashion_mnist/training_job.h"
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "entrograd/client.h"
+#include "entrograd/torch/distributed_optimizer.h"
+#include "workers/fashion_mnist/checkpoint.h"
+#include "workers/fashion_mnist/cnn_model.h"
+#include "workers/fashion_mnist/evaluate.h"
+#include "workers/fashion_mnist/fashion_mnist.h"
+#include "workers/fashion_mnist/shard_sampler.h"
+#include "workers/fashion_mnist/worker_events.h"
+
+namespace entrograd::workers {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<torch::Tensor> Tensors(
+    const std::vector<std::pair<std::string, torch::Tensor>>& named) {
+  std::vector<torch::Tensor> tensors;
+  for (const auto& [name, tensor] : named) tensors.push_back(tensor);
+  return tensors;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> NamedParameters(
+    FashionCnn& model) {
+  std::vector<std::pair<std::string, torch::Tensor>> named;
+  for (const auto& item : model->named_parameters()) {
+    named.emplace_back(item.key(), item.value());
+  }
+  return named;
+}
+
+void AddTraffic(EventLine& line, const ClientTraffic& traffic) {
+  line.Add("uplink_wire_bytes", traffic.uplink_wire_bytes)
+      .Add("downlink_wire_bytes", traffic.downlink_wire_bytes)
+      .Add("dense_equivalent_bytes",
+           traffic.uplink_dense_bytes + traffic.downlink_dense_bytes)
+      .Add("reconnects", traffic.reconnects);
+}
+
+}  // namespace
+
+absl::Status RunTrainingJob(const WorkerConfig& config) try {
+  if (absl::Status status = ValidateWorkerConfig(config); !status.ok()) {
+    return status;
+  }
+  const auto job_start = Clock::now();
+  // One intra-op thread: W workers share the machine's cores, and a fixed
+  // thread count keeps every reduction's order, so every run, the same.
+  torch::set_num_threads(config.threads);
+  absl::StatusOr<FashionMnist> data = LoadFashionMnist(config.data_dir);
+  if (!data.ok()) return data.status();
+  absl::StatusOr<ShardSampler> sampler =
+      ShardSampler::Create(data->train.images.size(0), config.world_size,
+                           config.batch_size, config.seed);
+  if (!sampler.ok()) return sampler.status();
+
+  // Every rank builds the same initial model from the seed; its hash goes in
+  // the Join so that replicas that start apart are refused.
+  absl::StatusOr<FashionCnn> made = MakeFashionCnn(config.seed);
+  if (!made.ok()) return made.status();
+  FashionCnn model = *made;
+  auto named = NamedParameters(model);
+  const uint64_t initial_hash = HashOfParameters(Tensors(named));
+
+  std::filesystem::create_directories(config.out_dir);
+  const int64_t resumed_step =
+      config.resume ? CheckpointStep(config.out_dir) : -1;
+
+  ClientOptions client_options;
+  client_options.shards = config.shards;
+  client_options.job_id = config.job_id;
+  client_options.rank = config.rank;
+  client_options.world_size = config.world_size;
+  client_options.incarnation = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  // The checkpoint stores the next step; every step before it was applied.
+  client_options.applied_step = resumed_step >= 0 ? resumed_step - 1 : -1;
+  client_options.token = config.token;
+  client_options.merge_timeout = config.merge_timeout;
+  absl::StatusOr<std::unique_ptr<Client>> client =
+      Client::Connect(client_options, LayerTableOf(named), initial_hash);
+  if (!client.ok()) {
+    return absl::Status(client.status().code(),
+                        absl::StrCat("connecting to the aggregator: ",
+                                     client.status().message()));
+  }
+
+  // Sparse policies use momentum correction (ALGORITHM.md 5.1) and plain SGD
+  // on the merged update; the dense baseline is ordinary momentum SGD on the
+  // averaged gradient, as DDP would run it.
+  const bool dense_baseline = config.policy == KeepPolicy::kDense;
+  DistributedOptimizerOptions options;
+  options.compression.policy = config.policy;
+  options.compression.rho = config.rho;
+  options.compression.budget_density = config.rho;
+  options.compression.intervals = config.intervals;
+  options.compression.dense_below = config.dense_below;
+  options.compression.warmup_steps = config.warmup_steps;
+  options.compression.momentum_correction =
+      !dense_baseline && config.momentum > 0;
+  options.compression.momentum = config.momentum;
+  options.learning_rate = config.learning_rate;
+  std::unique_ptr<torch::optim::SGD> inner;
+  if (!options.compression.momentum_correction) {
+    inner = std::make_unique<torch::optim::SGD>(
+        Tensors(named), torch::optim::SGDOptions(config.learning_rate)
+                            .momentum(config.momentum));
+    options.inner_optimizer = inner.get();
+  }
+  absl::StatusOr<std::unique_ptr<DistributedOptimizer>> optimizer =
+      DistributedOptimizer::Create(named, options, client->get());
+  if (!optimizer.ok()) return optimizer.status();
+  if (resumed_step >= 0) {
+    absl::StatusOr<bool> loaded =
+        LoadCheckpoint(config.out_dir, model, **optimizer, inner.get());
+    if (!loaded.ok()) return loaded.status();
+  }
+
+  const int64_t steps_per_epoch = sampler->steps_per_epoch();
+  int64_t total_steps = steps_per_epoch * config.epochs;
+  if (config.max_steps > 0 && config.max_steps < total_steps) {
+    total_steps = config.max_steps;
+  }
+  int64_t parameter_count = 0;
+  for (const auto& [name, tensor] : named) parameter_count += tensor.numel();
+  EventLine("start")
+      .Add("rank", static_cast<int64_t>(config.rank))
+      .Add("world_size", static_cast<int64_t>(config.world_size))
+      .Add("steps_per_epoch", steps_per_epoch)
+      .Add("total_steps", total_steps)
+      .Add("first_step", (*optimizer)->step())
+      .Add("parameters", parameter_count)
+      .Add("layers", static_cast<int64_t>(named.size()))
+      .Add("policy", KeepPolicyName(config.policy))
+      .Emit();
+
+  EvalResult last_eval;
+  bool evaluated = false;
+  auto evaluate = [&]() -> absl::Status {
+    absl::StatusOr<EvalResult> result =
+        Evaluate(model, data->test.images, data->test.labels);
+    if (!result.ok()) return result.status();
+    last_eval = *result;
+    evaluated = true;
+    return absl::OkStatus();
+  };
+
+  model->train();
+  while ((*optimizer)->step() < total_steps) {
+    const int64_t step = (*optimizer)->step();
+    const int64_t epoch = step / steps_per_epoch;
+    const auto step_start = Clock::now();
+    absl::StatusOr<std::vector<int64_t>> batch = sampler->Batch(
+        epoch, step % steps_per_epoch, static_cast<int>(config.rank));
+    if (!batch.ok()) return batch.status();
+    torch::Tensor index = torch::tensor(*batch, torch::kInt64);
+    torch::Tensor images = data->train.images.index_select(0, index);
+    torch::Tensor labels = data->train.labels.index_select(0, index);
+    torch::Tensor loss =
+        torch::nn::functional::cross_entropy(model->forward(images), labels);
+    loss.backward();  // the hooks compress and send each layer
+    absl::Status status = (*optimizer)->Step();
+    if (!status.ok()) return status;
+    const StepTiming& timing = (*optimizer)->last_timing();
+    EventLine line("step");
+    line.Add("rank", static_cast<int64_t>(config.rank))
+        .Add("epoch", epoch)
+        .Add("step", step)
+        .Add("loss", loss.item<double>())
+        .Add("compress_seconds", timing.compress_seconds)
+        .Add("wait_seconds", timing.wait_seconds)
+        .Add("apply_seconds", timing.apply_seconds)
+        .Add("step_seconds", Seconds(step_start))
+        // Replicas must stay bitwise identical: every rank reports the hash
+        // of its parameters after every step, for the launcher and tests.
+        .Add("params_hash",
+             absl::StrFormat("%016x", HashOfParameters(Tensors(named))));
+    AddTraffic(line, (*client)->traffic());
+    line.Emit();
+
+    const int64_t done = (*optimizer)->step();
+    if (config.checkpoint_interval > 0 &&
+        done % config.checkpoint_interval == 0) {
+      status = SaveCheckpoint(config.out_dir, model, **optimizer, inner.get());
+      if (!status.ok()) return status;
+    }
+    const bool epoch_end = done % steps_per_epoch == 0 || done == total_steps;
+    if (epoch_end && config.rank == 0) {
+      status = evaluate();
+      if (!status.ok()) return status;
+      EventLine("epoch")
+          .Add("rank", static_cast<int64_t>(config.rank))
+          .Add("epoch", (done - 1) / steps_per_epoch)
+          .Add("step", done)
+          .Add("test_accuracy", last_eval.accuracy)
+          .Add("test_loss", last_eval.mean_loss)
+          .Emit();
+    }
+  }
+  if (config.rank == 0 && !evaluated) {
+    if (absl::Status status = evaluate(); !status.ok()) return status;
+  }
+  (*client)->Close();
+  EventLine line("done");
+  line.Add("rank", static_cast<int64_t>(config.rank))
+      .Add("steps", (*optimizer)->step())
+      .Add("test_accuracy", evaluated ? last_eval.accuracy : -1.0)
+      .Add("test_loss", evaluated ? last_eval.mean_loss : -1.0)
+      .Add("params_hash",
+           absl::StrFormat("%016x", HashOfParameters(Tensors(named))))
+      .Add("seconds", Seconds(job_start));
+  AddTraffic(line, (*client)->traffic());
+  line.Emit();
+  return absl::OkStatus();
+} catch (const c10::Error& error) {
+  return absl::InternalError(
+      absl::StrCat("LibTorch: ", error.what_without_backtrace()));
+} catch (const std::exception& error) {
+  return absl::InternalError(error.what());
+}
+
+}  // namespace entrograd::workers

@@ -1,0 +1,45 @@
+// Configuration of one Fashion-MNIST training worker (entrograd-worker).
+#ifndef ENTROGRAD_WORKERS_FASHION_MNIST_WORKER_CONFIG_H_
+#define ENTROGRAD_WORKERS_FASHION_MNIST_WORKER_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "entrograd/compression_options.h"
+
+namespace entrograd::workers {
+
+struct WorkerConfig {
+  std::vector<std::string> shards;  // aggregator addresses, shared order
+  std::string job_id = "fashion-mnist";
+  uint32_t world_size = 1;
+  uint32_t rank = 0;
+  std::string token;  // bearer token; empty: none
+  KeepPolicy policy = KeepPolicy::kEntropy;
+  double rho = 0.01;  // density (budget density for entropy_budget)
+  int64_t intervals = 256;
+  int64_t dense_below = 1000;
+  int64_t warmup_steps = 0;
+  int64_t epochs = 1;
+  int64_t max_steps = 0;    // 0: no limit
+  int64_t batch_size = 64;  // per rank
+  double learning_rate = 0.1;
+  double momentum = 0.9;
+  uint64_t seed = 1;
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  std::string out_dir = "out/worker";
+  int64_t checkpoint_interval = 0;  // steps; 0: none
+  bool resume = true;               // continue from out_dir's checkpoint
+  absl::Duration merge_timeout = absl::Seconds(120);
+  int threads = 1;  // LibTorch intra-op threads
+};
+
+// INVALID_ARGUMENT naming the flag when a value is out of range.
+absl::Status ValidateWorkerConfig(const WorkerConfig& config);
+
+}  // namespace entrograd::workers
+
+#endif  // ENTROGRAD_WORKERS_FASHION_MNIST_WORKER_CONFIG_H_

@@ -1,0 +1,100 @@
+#include "workers/launcher/child_commands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace entrograd::launcher {
+
+namespace {
+
+// Shortest text that parses back to the same double ("0.01", not
+// "0.01000000000000000021").
+std::string DoubleFlag(double value) {
+  char buffer[32];
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+    double back = 0;
+    if (absl::SimpleAtod(buffer, &back) && back == value) break;
+  }
+  return buffer;
+}
+
+}  // namespace
+
+std::vector<std::string> AggregatorArgs(const LaunchOptions& options) {
+  return {
+      "--listen=127.0.0.1:0",
+      "--metrics_listen=127.0.0.1:0",
+      absl::StrCat("--round_timeout=",
+                   absl::FormatDuration(options.round_timeout)),
+  };
+}
+
+bool ParseAggregatorPortLine(const std::string& line, AggregatorPorts* ports) {
+  constexpr absl::string_view kPrefix =
+      "entrograd-aggregator: serving on port ";
+  constexpr absl::string_view kMiddle = ", metrics on port ";
+  absl::string_view rest(line);
+  const size_t start = rest.find(kPrefix);
+  if (start == absl::string_view::npos) return false;
+  rest.remove_prefix(start + kPrefix.size());
+  const size_t middle = rest.find(kMiddle);
+  if (middle == absl::string_view::npos) return false;
+  AggregatorPorts parsed;
+  if (!absl::SimpleAtoi(rest.substr(0, middle), &parsed.port) ||
+      !absl::SimpleAtoi(rest.substr(middle + kMiddle.size()),
+                        &parsed.metrics_port) ||
+      parsed.port <= 0 || parsed.port > 65535) {
+    return false;
+  }
+  *ports = parsed;
+  return true;
+}
+
+std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
+                                    int port, const std::string& job_id) {
+  std::vector<std::string> args = {
+      absl::StrCat("--shards=127.0.0.1:", port),
+      absl::StrCat("--world_size=", options.workers),
+      absl::StrCat("--rank=", rank),
+      absl::StrCat("--job_id=", job_id),
+      absl::StrCat("--policy=", options.policy),
+      absl::StrCat("--rho=", DoubleFlag(options.rho)),
+      absl::StrCat("--epochs=", options.epochs),
+      absl::StrCat("--max_steps=", options.max_steps),
+      absl::StrCat("--batch_size=", options.batch_size),
+      absl::StrCat("--lr=", DoubleFlag(options.lr)),
+      absl::StrCat("--momentum=", DoubleFlag(options.momentum)),
+      absl::StrCat("--seed=", options.seed),
+      absl::StrCat("--out=", WorkerOutDir(options, rank)),
+      absl::StrCat("--checkpoint_interval=", options.checkpoint_interval),
+      absl::StrCat("--data_dir=", options.data_dir),
+  };
+  for (absl::string_view extra :
+       absl::StrSplit(options.extra_worker_args, absl::ByAnyChar(" \t\n"),
+                      absl::SkipEmpty())) {
+    args.emplace_back(extra);
+  }
+  return args;
+}
+
+std::string WorkerOutDir(const LaunchOptions& options, int rank) {
+  return absl::StrCat(options.out_dir, "/rank", rank);
+}
+
+std::string GenerateJobId() {
+  return absl::StrCat(
+      "local-",
+      absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::LocalTimeZone()),
+      "-", ::getpid());
+}
+
+}  // namespace entrograd::launcher

@@ -1,0 +1,38 @@
+// The command lines of the processes a launch starts, as pure functions of
+// LaunchOptions so they can be checked without starting anything.
+#ifndef ENTROGRAD_WORKERS_LAUNCHER_CHILD_COMMANDS_H_
+#define ENTROGRAD_WORKERS_LAUNCHER_CHILD_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "workers/launcher/launch_options.h"
+
+namespace entrograd::launcher {
+
+// Flags of the aggregator: gRPC and metrics on free loopback ports (it
+// prints them, see ParseAggregatorPortLine) and the round timeout.
+std::vector<std::string> AggregatorArgs(const LaunchOptions& options);
+
+// The ports from the aggregator's line "entrograd-aggregator: serving on
+// port P, metrics on port M"; false for any other line.
+struct AggregatorPorts {
+  int port = 0;
+  int metrics_port = 0;
+};
+bool ParseAggregatorPortLine(const std::string& line, AggregatorPorts* ports);
+
+// Flags of worker `rank` joining job `job_id` at 127.0.0.1:`port`, then
+// options.extra_worker_args split on whitespace.
+std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
+                                    int port, const std::string& job_id);
+
+// <out>/rank<r>: the worker's own output directory (checkpoints).
+std::string WorkerOutDir(const LaunchOptions& options, int rank);
+
+// A job id unique on this machine: "local-<yyyymmdd-hhmmss>-<pid>".
+std::string GenerateJobId();
+
+}  // namespace entrograd::launcher
+
+#endif  // ENTROGRAD_WORKERS_LAUNCHER_CHILD_COMMANDS_H_

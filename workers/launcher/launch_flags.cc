@@ -1,0 +1,97 @@
+#include "workers/launcher/launch_flags.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace {
+// Defaults come from LaunchOptions so the two cannot drift apart.
+const entrograd::launcher::LaunchOptions kDefaults;
+}  // namespace
+
+ABSL_FLAG(int32_t, workers, kDefaults.workers, "worker processes (world size)");
+ABSL_FLAG(
+    std::string, policy, kDefaults.policy,
+    "compression policy: entropy, entropy_budget, topk, threshold or dense");
+ABSL_FLAG(double, rho, kDefaults.rho,
+          "density kept (0 < rho <= 1); the magnitude threshold under "
+          "--policy=threshold");
+ABSL_FLAG(int32_t, epochs, kDefaults.epochs, "passes over the training set");
+ABSL_FLAG(int64_t, max_steps, kDefaults.max_steps,
+          "stop after this many steps (0: no limit)");
+ABSL_FLAG(int32_t, batch_size, kDefaults.batch_size, "per-worker mini-batch");
+ABSL_FLAG(double, lr, kDefaults.lr, "SGD learning rate");
+ABSL_FLAG(double, momentum, kDefaults.momentum, "SGD momentum");
+ABSL_FLAG(int64_t, seed, kDefaults.seed,
+          "seed of initialisation and data order");
+ABSL_FLAG(std::string, out, kDefaults.out_dir,
+          "results directory (summary.json, summary.md, plot.svg, logs)");
+ABSL_FLAG(std::string, aggregator_bin, "",
+          "entrograd-aggregator binary (default: the one of this build)");
+ABSL_FLAG(std::string, worker_bin, "",
+          "entrograd-worker binary (default: the one of this build)");
+ABSL_FLAG(absl::Duration, round_timeout, kDefaults.round_timeout,
+          "aggregator: abort a round not complete this long after it started");
+ABSL_FLAG(int64_t, checkpoint_interval, kDefaults.checkpoint_interval,
+          "workers: checkpoint every this many steps (0: never)");
+ABSL_FLAG(std::string, data_dir, kDefaults.data_dir,
+          "Fashion-MNIST IDX files (gzipped)");
+ABSL_FLAG(std::string, extra_worker_args, "",
+          "more worker flags, whitespace-separated, appended to each worker");
+ABSL_FLAG(std::string, job_id, "", "job id (default: generated per run)");
+ABSL_FLAG(absl::Duration, aggregator_start_timeout,
+          kDefaults.aggregator_start_timeout,
+          "how long the aggregator may take to report its port");
+
+namespace entrograd::launcher {
+
+absl::StatusOr<LaunchOptions> LaunchOptionsFromFlags(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "entrograd-launch: trains on one machine with an aggregator and W "
+      "worker processes, shows progress, writes summary.json, summary.md and "
+      "plot.svg.\n"
+      "Usage: entrograd-launch [--workers=4] [--policy=entropy] [--rho=0.01] "
+      "[--epochs=1] [--out=out/run] [flags]");
+  const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() > 1) {
+    std::vector<std::string> rest(positional.begin() + 1, positional.end());
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected arguments: ", absl::StrJoin(rest, " "),
+                     " (flags are --name=value)"));
+  }
+  LaunchOptions options;
+  options.workers = absl::GetFlag(FLAGS_workers);
+  options.policy = absl::GetFlag(FLAGS_policy);
+  options.rho = absl::GetFlag(FLAGS_rho);
+  options.epochs = absl::GetFlag(FLAGS_epochs);
+  options.max_steps = absl::GetFlag(FLAGS_max_steps);
+  options.batch_size = absl::GetFlag(FLAGS_batch_size);
+  options.lr = absl::GetFlag(FLAGS_lr);
+  options.momentum = absl::GetFlag(FLAGS_momentum);
+  options.seed = absl::GetFlag(FLAGS_seed);
+  options.out_dir = absl::GetFlag(FLAGS_out);
+  options.aggregator_bin = absl::GetFlag(FLAGS_aggregator_bin);
+  options.worker_bin = absl::GetFlag(FLAGS_worker_bin);
+  options.round_timeout = absl::GetFlag(FLAGS_round_timeout);
+  options.checkpoint_interval = absl::GetFlag(FLAGS_checkpoint_interval);
+  options.data_dir = absl::GetFlag(FLAGS_data_dir);
+  options.extra_worker_args = absl::GetFlag(FLAGS_extra_worker_args);
+  options.job_id = absl::GetFlag(FLAGS_job_id);
+  options.aggregator_start_timeout =
+      absl::GetFlag(FLAGS_aggregator_start_timeout);
+  if (absl::Status status = ValidateLaunchOptions(options); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = ResolveBinaries(options); !status.ok()) {
+    return status;
+  }
+  return options;
+}
+
+}  // namespace entrograd::launcher

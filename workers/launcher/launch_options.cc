@@ -1,0 +1,166 @@
+#include "workers/launcher/launch_options.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+// Paths of the binaries relative to the launcher's directory in the build
+// tree, computed by CMake (workers/launcher/CMakeLists.txt).
+#ifndef ENTROGRAD_LAUNCH_AGGREGATOR_RELPATH
+#define ENTROGRAD_LAUNCH_AGGREGATOR_RELPATH \
+  "../../aggregator/entrograd-aggregator"
+#endif
+#ifndef ENTROGRAD_LAUNCH_WORKER_RELPATH
+#define ENTROGRAD_LAUNCH_WORKER_RELPATH "../fashion_mnist/entrograd-worker"
+#endif
+
+namespace entrograd::launcher {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::Status Invalid(absl::string_view flag, absl::string_view requirement,
+                     absl::string_view value) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", flag, " must be ", requirement, " (got ", value, ")"));
+}
+
+bool IsExecutableFile(const std::string& path) {
+  std::error_code error;
+  return fs::is_regular_file(path, error) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// The directory of this executable; empty when /proc is unavailable.
+fs::path LauncherDirectory() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  return error ? fs::path() : self.parent_path();
+}
+
+std::string DefaultBinary(const char* build_tree_relpath) {
+  const fs::path dir = LauncherDirectory();
+  const fs::path relative(build_tree_relpath);
+  if (!dir.empty()) {
+    const fs::path in_build_tree = (dir / relative).lexically_normal();
+    if (IsExecutableFile(in_build_tree.string())) return in_build_tree.string();
+    // Installed: every binary in one bin/ directory.
+    const fs::path beside = dir / relative.filename();
+    if (IsExecutableFile(beside.string())) return beside.string();
+    // Neither exists: name the build-tree path, the likelier mistake.
+    return in_build_tree.string();
+  }
+  return relative.filename().string();
+}
+
+}  // namespace
+
+const std::vector<std::string>& KnownPolicies() {
+  static const auto* const kPolicies = new std::vector<std::string>{
+      "entropy", "entropy_budget", "topk", "threshold", "dense"};
+  return *kPolicies;
+}
+
+absl::Status ValidateLaunchOptions(const LaunchOptions& options) {
+  if (options.workers < 1 || options.workers > 256) {
+    return Invalid("workers", "in [1, 256]", absl::StrCat(options.workers));
+  }
+  const std::vector<std::string>& policies = KnownPolicies();
+  if (std::find(policies.begin(), policies.end(), options.policy) ==
+      policies.end()) {
+    return Invalid("policy",
+                   absl::StrCat("one of ", absl::StrJoin(policies, ", ")),
+                   absl::StrCat("\"", options.policy, "\""));
+  }
+  if (!std::isfinite(options.rho) || options.rho <= 0) {
+    return Invalid("rho", "a finite number > 0", absl::StrCat(options.rho));
+  }
+  // Under every policy but threshold rho is a fraction of the entries.
+  if (options.policy != "threshold" && options.rho > 1) {
+    return Invalid("rho", absl::StrCat("<= 1 under --policy=", options.policy),
+                   absl::StrCat(options.rho));
+  }
+  if (options.epochs < 1) {
+    return Invalid("epochs", ">= 1", absl::StrCat(options.epochs));
+  }
+  if (options.max_steps < 0) {
+    return Invalid("max_steps", ">= 0 (0: no limit)",
+                   absl::StrCat(options.max_steps));
+  }
+  if (options.batch_size < 1) {
+    return Invalid("batch_size", ">= 1", absl::StrCat(options.batch_size));
+  }
+  if (!std::isfinite(options.lr) || options.lr <= 0) {
+    return Invalid("lr", "a finite number > 0", absl::StrCat(options.lr));
+  }
+  if (!(options.momentum >= 0 && options.momentum < 1)) {
+    return Invalid("momentum", "in [0, 1)", absl::StrCat(options.momentum));
+  }
+  if (options.out_dir.empty()) {
+    return Invalid("out", "a directory path", "\"\"");
+  }
+  if (options.round_timeout <= absl::ZeroDuration() ||
+      options.round_timeout == absl::InfiniteDuration()) {
+    return Invalid("round_timeout", "a finite duration > 0",
+                   absl::FormatDuration(options.round_timeout));
+  }
+  if (options.checkpoint_interval < 0) {
+    return Invalid("checkpoint_interval", ">= 0 (0: never)",
+                   absl::StrCat(options.checkpoint_interval));
+  }
+  if (options.data_dir.empty()) {
+    return Invalid("data_dir", "a directory path", "\"\"");
+  }
+  // The job id travels in gRPC metadata and file names: keep it plain.
+  for (const char c : options.job_id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' &&
+        c != '.') {
+      return Invalid("job_id", "letters, digits, '-', '_' or '.'",
+                     absl::StrCat("\"", options.job_id, "\""));
+    }
+  }
+  if (options.aggregator_start_timeout <= absl::ZeroDuration()) {
+    return Invalid("aggregator_start_timeout", "a duration > 0",
+                   absl::FormatDuration(options.aggregator_start_timeout));
+  }
+  if (options.kill_grace < absl::ZeroDuration()) {
+    return Invalid("kill_grace", "a duration >= 0",
+                   absl::FormatDuration(options.kill_grace));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResolveBinaries(LaunchOptions& options) {
+  if (options.aggregator_bin.empty()) {
+    options.aggregator_bin = DefaultAggregatorBinary();
+  }
+  if (options.worker_bin.empty()) options.worker_bin = DefaultWorkerBinary();
+  if (!IsExecutableFile(options.aggregator_bin)) {
+    return absl::NotFoundError(
+        absl::StrCat("--aggregator_bin: no executable file at ",
+                     options.aggregator_bin, " (build entrograd-aggregator)"));
+  }
+  if (!IsExecutableFile(options.worker_bin)) {
+    return absl::NotFoundError(
+        absl::StrCat("--worker_bin: no executable file at ", options.worker_bin,
+                     " (build entrograd-worker)"));
+  }
+  return absl::OkStatus();
+}
+
+std::string DefaultAggregatorBinary() {
+  return DefaultBinary(ENTROGRAD_LAUNCH_AGGREGATOR_RELPATH);
+}
+
+std::string DefaultWorkerBinary() {
+  return DefaultBinary(ENTROGRAD_LAUNCH_WORKER_RELPATH);
+}
+
+}  // namespace entrograd::launcher

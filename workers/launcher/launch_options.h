@@ -1,0 +1,80 @@
+// What one local training run is: how many workers, which compression
+// policy, the training hyper-parameters passed through to every worker, and
+// where the binaries and results are. Filled from flags by launch_flags.h.
+#ifndef ENTROGRAD_WORKERS_LAUNCHER_LAUNCH_OPTIONS_H_
+#define ENTROGRAD_WORKERS_LAUNCHER_LAUNCH_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace entrograd::launcher {
+
+// The compression policies a worker accepts for --policy (ALGORITHM.md 5.4).
+const std::vector<std::string>& KnownPolicies();
+
+struct LaunchOptions {
+  // Worker processes (the world size). 1..256: one machine.
+  int workers = 4;
+  // Compression policy, one of KnownPolicies().
+  std::string policy = "entropy";
+  // Density (fraction of entries kept, 0 < rho <= 1; under "threshold" the
+  // magnitude threshold, > 0). Ignored by "dense".
+  double rho = 0.01;
+  // Passes over the training set; >= 1.
+  int epochs = 1;
+  // Stop after this many steps in total (0: no limit); for short runs.
+  int64_t max_steps = 0;
+  // Per-worker mini-batch; >= 1.
+  int batch_size = 64;
+  // SGD learning rate (> 0) and momentum (0 <= momentum < 1).
+  double lr = 0.1;
+  double momentum = 0.9;
+  // Seed of the model initialisation and data order; every rank gets it.
+  int64_t seed = 1;
+  // Results directory: summary.json, summary.md, plot.svg, one log per
+  // process and one rank<r>/ directory per worker. Created when missing.
+  std::string out_dir = "out/run";
+  // The binaries started. Empty: DefaultAggregatorBinary() /
+  // DefaultWorkerBinary().
+  std::string aggregator_bin;
+  std::string worker_bin;
+  // Passed to the aggregator: a round not complete this long after its
+  // first contribution is aborted for every rank.
+  absl::Duration round_timeout = absl::Seconds(60);
+  // Passed to workers: checkpoint every this many steps (0: never).
+  int64_t checkpoint_interval = 0;
+  // Fashion-MNIST IDX files (gzipped), passed to workers.
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  // Appended to every worker's command line, split on whitespace.
+  std::string extra_worker_args;
+  // Job id every worker joins with. Empty: one is generated per run.
+  std::string job_id;
+  // How long the aggregator may take to print its port line.
+  absl::Duration aggregator_start_timeout = absl::Seconds(30);
+  // After SIGTERM, how long children get before SIGKILL.
+  absl::Duration kill_grace = absl::Seconds(5);
+};
+
+// Checks every field; the message names the flag ("--workers must be ...").
+// INVALID_ARGUMENT on the first bad field. Binary paths are not checked
+// here (see ResolveBinaries).
+absl::Status ValidateLaunchOptions(const LaunchOptions& options);
+
+// Fills empty aggregator_bin / worker_bin with the defaults and checks that
+// both are executable files. NOT_FOUND naming the flag and the path tried.
+absl::Status ResolveBinaries(LaunchOptions& options);
+
+// The aggregator / worker binary of the build (or install) tree this
+// launcher runs from: in the build tree the targets' output paths relative
+// to the launcher's; otherwise a file of that name beside the launcher.
+// Falls back to the bare name when neither exists (so the error names it).
+std::string DefaultAggregatorBinary();
+std::string DefaultWorkerBinary();
+
+}  // namespace entrograd::launcher
+
+#endif  // ENTROGRAD_WORKERS_LAUNCHER_LAUNCH_OPTIONS_H_

@@ -1,0 +1,241 @@
+#include "workers/launcher/run_summary.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "workers/launcher/flat_json.h"
+#include "workers/launcher/format_units.h"
+#include "workers/launcher/svg_plot.h"
+
+namespace entrograd::launcher {
+
+namespace {
+
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) {
+    return absl::InternalError(
+        absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+std::string OptionalPercent(const std::optional<double>& fraction) {
+  return fraction.has_value() ? FormatPercent(*fraction) : "-";
+}
+
+std::string BytesCell(int64_t bytes) {
+  return absl::StrCat(FormatCount(bytes), " (", FormatBytes(bytes), ")");
+}
+
+// The plot's series from the record: every step reported by all ranks, the
+// evaluations, and the final one when no epoch evaluation covers it.
+TrainingPlot BuildTrainingPlot(const RunSummary& summary,
+                               const RunRecord& record) {
+  TrainingPlot plot;
+  plot.title = absl::StrCat("entrograd ", summary.job_id);
+  plot.subtitle = absl::StrFormat(
+      "policy %s, rho %g, %d workers, %d steps: test accuracy %s, %s less "
+      "traffic than dense float32",
+      summary.policy, summary.rho, summary.workers, summary.steps,
+      OptionalPercent(summary.test_accuracy),
+      FormatRatio(summary.compression_ratio));
+  for (const StepPoint& point : record.Steps()) {
+    const double x = static_cast<double>(point.step);
+    plot.loss.push_back({x, point.mean_loss});
+    plot.wire_bytes.push_back({x, static_cast<double>(point.bytes.wire())});
+    plot.dense_bytes.push_back(
+        {x, static_cast<double>(point.bytes.dense_equivalent)});
+  }
+  for (const EpochPoint& epoch : record.epochs()) {
+    plot.accuracy.push_back(
+        {static_cast<double>(epoch.step), epoch.test_accuracy});
+  }
+  const std::optional<DoneEvent>& done = record.done(0);
+  if (done.has_value() && done->test_accuracy.has_value() &&
+      (plot.accuracy.empty() ||
+       plot.accuracy.back().x < static_cast<double>(done->steps))) {
+    plot.accuracy.push_back(
+        {static_cast<double>(done->steps), *done->test_accuracy});
+  }
+  return plot;
+}
+
+}  // namespace
+
+RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
+                        const RunRecord& record, double wall_seconds) {
+  RunSummary summary;
+  summary.job_id = job_id;
+  summary.policy = options.policy;
+  summary.workers = options.workers;
+  summary.rho = options.rho;
+  summary.epochs = options.epochs;
+  summary.max_steps = options.max_steps;
+  summary.batch_size = options.batch_size;
+  summary.lr = options.lr;
+  summary.momentum = options.momentum;
+  summary.seed = options.seed;
+  summary.wall_seconds = wall_seconds;
+
+  summary.epochs_completed = static_cast<int64_t>(record.epochs().size());
+  if (const std::optional<StartEvent>& start = record.start(0)) {
+    summary.parameters = start->parameters;
+    summary.layers = start->layers;
+  }
+  summary.bytes = record.TotalBytes();
+  summary.compression_ratio = CompressionRatio(summary.bytes);
+  summary.compress_seconds = record.TotalCompressSeconds();
+  summary.wait_seconds = record.TotalWaitSeconds();
+
+  const std::optional<DoneEvent>& lead = record.done(0);
+  summary.steps = lead.has_value() ? lead->steps : record.lead_steps();
+  if (lead.has_value()) {
+    summary.test_accuracy = lead->test_accuracy;
+    summary.test_loss = lead->test_loss;
+    summary.params_hash = lead->params_hash;
+  }
+  if (!summary.test_accuracy.has_value() && !record.epochs().empty()) {
+    summary.test_accuracy = record.epochs().back().test_accuracy;
+  }
+  if (!summary.test_loss.has_value() && !record.epochs().empty()) {
+    summary.test_loss = record.epochs().back().test_loss;
+  }
+
+  double slowest = -1;
+  bool identical = record.AllDone() && !summary.params_hash.empty();
+  for (int rank = 0; rank < record.world_size(); ++rank) {
+    const std::optional<DoneEvent>& done = record.done(rank);
+    if (!done.has_value()) continue;
+    if (done->seconds.has_value()) slowest = std::max(slowest, *done->seconds);
+    if (done->params_hash != summary.params_hash) identical = false;
+  }
+  summary.replicas_identical = identical;
+  // The workers' own clocks exclude start-up (data loading, joining); fall
+  // back to the launcher's when they did not say.
+  summary.seconds = slowest >= 0 ? slowest : wall_seconds;
+  summary.seconds_per_step =
+      summary.steps > 0 ? summary.seconds / static_cast<double>(summary.steps)
+                        : 0;
+  return summary;
+}
+
+std::string SummaryJson(const RunSummary& summary) {
+  JsonObjectWriter json;
+  json.Add("job_id", summary.job_id)
+      .Add("policy", summary.policy)
+      .Add("workers", summary.workers)
+      .Add("rho", summary.rho)
+      .Add("epochs", summary.epochs)
+      .Add("epochs_completed", summary.epochs_completed)
+      .Add("steps", summary.steps)
+      .Add("max_steps", summary.max_steps)
+      .Add("batch_size", summary.batch_size)
+      .Add("lr", summary.lr)
+      .Add("momentum", summary.momentum)
+      .Add("seed", summary.seed)
+      .Add("parameters", summary.parameters)
+      .Add("layers", summary.layers);
+  if (summary.test_accuracy.has_value()) {
+    json.Add("test_accuracy", *summary.test_accuracy);
+  } else {
+    json.AddNull("test_accuracy");
+  }
+  if (summary.test_loss.has_value()) {
+    json.Add("test_loss", *summary.test_loss);
+  } else {
+    json.AddNull("test_loss");
+  }
+  json.Add("uplink_wire_bytes", summary.bytes.uplink)
+      .Add("downlink_wire_bytes", summary.bytes.downlink)
+      .Add("wire_bytes", summary.bytes.wire())
+      .Add("dense_equivalent_bytes", summary.bytes.dense_equivalent)
+      .Add("compression_ratio", summary.compression_ratio)
+      .Add("seconds", summary.seconds)
+      .Add("seconds_per_step", summary.seconds_per_step)
+      .Add("wall_seconds", summary.wall_seconds)
+      .Add("compress_seconds", summary.compress_seconds)
+      .Add("wait_seconds", summary.wait_seconds)
+      .Add("replicas_identical", summary.replicas_identical)
+      .Add("params_hash", summary.params_hash);
+  return json.Finish();
+}
+
+std::string SummaryMarkdown(const RunSummary& summary) {
+  std::string md = absl::StrCat("# entrograd run ", summary.job_id, "\n\n");
+  absl::StrAppendFormat(
+      &md,
+      "Policy `%s` (rho %g) on %d workers, %d steps: test accuracy %s; the "
+      "gradients took %s on the wire, %s less than dense float32. Replicas "
+      "%s.\n\n",
+      summary.policy, summary.rho, summary.workers, summary.steps,
+      OptionalPercent(summary.test_accuracy), FormatBytes(summary.bytes.wire()),
+      FormatRatio(summary.compression_ratio),
+      summary.replicas_identical ? "identical" : "NOT identical");
+  std::vector<std::pair<std::string, std::string>> rows = {
+      {"policy", summary.policy},
+      {"rho", absl::StrFormat("%g", summary.rho)},
+      {"workers", absl::StrCat(summary.workers)},
+      {"epochs (completed / requested)",
+       absl::StrCat(summary.epochs_completed, " / ", summary.epochs)},
+      {"steps", FormatCount(summary.steps)},
+      {"batch size, lr, momentum, seed",
+       absl::StrFormat("%d, %g, %g, %d", summary.batch_size, summary.lr,
+                       summary.momentum, summary.seed)},
+      {"parameters (layers)", absl::StrCat(FormatCount(summary.parameters),
+                                           " (", summary.layers, ")")},
+      {"test accuracy", OptionalPercent(summary.test_accuracy)},
+      {"test loss", summary.test_loss.has_value()
+                        ? FormatLoss(*summary.test_loss)
+                        : std::string("-")},
+      {"uplink wire bytes", BytesCell(summary.bytes.uplink)},
+      {"downlink wire bytes", BytesCell(summary.bytes.downlink)},
+      {"dense-equivalent bytes", BytesCell(summary.bytes.dense_equivalent)},
+      {"compression ratio", FormatRatio(summary.compression_ratio)},
+      {"training time", FormatSeconds(summary.seconds)},
+      {"time per step", FormatSeconds(summary.seconds_per_step)},
+      {"compress / wait time (all ranks)",
+       absl::StrCat(FormatSeconds(summary.compress_seconds), " / ",
+                    FormatSeconds(summary.wait_seconds))},
+      {"wall time (with start-up)", FormatSeconds(summary.wall_seconds)},
+      {"replicas identical", summary.replicas_identical ? "yes" : "no"},
+      {"params hash",
+       summary.params_hash.empty() ? "-" : "`" + summary.params_hash + "`"},
+  };
+  md += "| metric | value |\n| --- | --- |\n";
+  for (const auto& [name, value] : rows) {
+    // A '|' in a value would split its cell.
+    std::string cell = value;
+    for (size_t at = cell.find('|'); at != std::string::npos;
+         at = cell.find('|', at + 2)) {
+      cell.replace(at, 1, "\\|");
+    }
+    absl::StrAppend(&md, "| ", name, " | ", cell, " |\n");
+  }
+  return md;
+}
+
+absl::Status WriteRunResults(const std::string& dir, const RunSummary& summary,
+                             const RunRecord& record) {
+  if (absl::Status status =
+          WriteTextFile(dir + "/summary.json", SummaryJson(summary));
+      !status.ok()) {
+    return status;
+  }
+  if (absl::Status status =
+          WriteTextFile(dir + "/summary.md", SummaryMarkdown(summary));
+      !status.ok()) {
+    return status;
+  }
+  return WriteTextFile(dir + "/plot.svg",
+                       RenderTrainingPlot(BuildTrainingPlot(summary, record)));
+}
+
+}  // namespace entrograd::launcher

@@ -1,0 +1,68 @@
+// The result of a run: one flat record (summary.json), the same as a
+// Markdown table (summary.md), and WriteRunResults, which also draws
+// plot.svg. Totals are summed over ranks.
+#ifndef ENTROGRAD_WORKERS_LAUNCHER_RUN_SUMMARY_H_
+#define ENTROGRAD_WORKERS_LAUNCHER_RUN_SUMMARY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "workers/launcher/launch_options.h"
+#include "workers/launcher/run_record.h"
+#include "workers/launcher/worker_events.h"
+
+namespace entrograd::launcher {
+
+struct RunSummary {
+  // As launched.
+  std::string job_id;
+  std::string policy;
+  int workers = 0;
+  double rho = 0;
+  int epochs = 0;  // requested
+  int64_t max_steps = 0;
+  int batch_size = 0;
+  double lr = 0;
+  double momentum = 0;
+  int64_t seed = 0;
+  // As reported by the workers.
+  int64_t epochs_completed = 0;  // evaluations rank 0 reported
+  int64_t steps = 0;             // rank 0's done.steps (else steps seen)
+  int64_t parameters = 0;
+  int64_t layers = 0;
+  std::optional<double> test_accuracy;  // rank 0's final evaluation
+  std::optional<double> test_loss;
+  WireBytes bytes;               // summed over ranks
+  double compression_ratio = 0;  // bytes.dense_equivalent / bytes.wire()
+  double seconds = 0;            // training time: slowest rank's done.seconds
+  double seconds_per_step = 0;
+  double wall_seconds = 0;      // the launcher's, start-up included
+  double compress_seconds = 0;  // summed over ranks
+  double wait_seconds = 0;      // summed over ranks
+  // Every rank sent done with the same non-empty params_hash: data-parallel
+  // replicas must end bitwise equal.
+  bool replicas_identical = false;
+  std::string params_hash;  // rank 0's
+};
+
+// Summarises `record` for a run of `options` (job `job_id`) that took
+// `wall_seconds`. Works on a partial record too (missing values stay empty).
+RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
+                        const RunRecord& record, double wall_seconds);
+
+// summary.json: a flat object; absent optional values are null.
+std::string SummaryJson(const RunSummary& summary);
+
+// summary.md: a short header line and a two-column Markdown table.
+std::string SummaryMarkdown(const RunSummary& summary);
+
+// Writes summary.json, summary.md and plot.svg into `dir` (which exists).
+// INTERNAL naming the file when one cannot be written.
+absl::Status WriteRunResults(const std::string& dir, const RunSummary& summary,
+                             const RunRecord& record);
+
+}  // namespace entrograd::launcher
+
+#endif  // ENTROGRAD_WORKERS_LAUNCHER_RUN_SUMMARY_H_
