@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "entrograd/client.h"
+#include "entrograd/client_metrics.h"
 #include "entrograd/torch/distributed_optimizer.h"
 #include "workers/fashion_mnist/checkpoint.h"
 #include "workers/fashion_mnist/cnn_model.h"
@@ -121,6 +122,17 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
                             .momentum(config.momentum));
     options.inner_optimizer = inner.get();
   }
+  std::unique_ptr<ClientMetrics> metrics;
+  if (!config.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<ClientMetrics>> started = ClientMetrics::Start(
+        {config.metrics_listen, config.job_id, config.rank, config.per_layer_metrics});
+    if (!started.ok()) {
+      return absl::Status(started.status().code(),
+                          absl::StrCat("--metrics_listen: ", started.status().message()));
+    }
+    metrics = std::move(*started);
+    options.metrics = metrics.get();
+  }
   absl::StatusOr<std::unique_ptr<DistributedOptimizer>> optimizer =
       DistributedOptimizer::Create(named, options, client->get());
   if (!optimizer.ok()) return optimizer.status();
@@ -146,6 +158,7 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
       .Add("parameters", parameter_count)
       .Add("layers", static_cast<int64_t>(named.size()))
       .Add("policy", KeepPolicyName(config.policy))
+      .Add("metrics_port", static_cast<int64_t>(metrics ? metrics->port() : 0))
       .Emit();
 
   EvalResult last_eval;

@@ -35,6 +35,8 @@ struct WorkerConfig {
   bool resume = true;               // continue from out_dir's checkpoint
   absl::Duration merge_timeout = absl::Seconds(120);
   int threads = 1;  // LibTorch intra-op threads
+  std::string metrics_listen;      // host:port of /metrics; empty: none
+  bool per_layer_metrics = false;  // per-layer entropy/keep-ratio gauges
 };
 
 // INVALID_ARGUMENT naming the flag when a value is out of range.

@@ -42,6 +42,10 @@ ABSL_FLAG(bool, resume, true,
 ABSL_FLAG(absl::Duration, merge_timeout, absl::Seconds(120),
           "longest wait for one merged layer");
 ABSL_FLAG(int32_t, threads, 1, "LibTorch intra-op threads");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "serve client metrics on host:port /metrics (empty: off)");
+ABSL_FLAG(bool, per_layer_metrics, false,
+          "export each layer's entropy and keep ratio (one series per layer)");
 
 namespace entrograd::workers {
 
@@ -88,6 +92,8 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   config.resume = absl::GetFlag(FLAGS_resume);
   config.merge_timeout = absl::GetFlag(FLAGS_merge_timeout);
   config.threads = absl::GetFlag(FLAGS_threads);
+  config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.per_layer_metrics = absl::GetFlag(FLAGS_per_layer_metrics);
   if (absl::Status status = ValidateWorkerConfig(config); !status.ok()) {
     return status;
   }

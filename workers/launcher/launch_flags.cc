@@ -11,42 +11,47 @@
 #include "absl/strings/str_join.h"
 
 namespace {
-// Defaults come from LaunchOptions so the two cannot drift apart.
-const entrograd::launcher::LaunchOptions kDefaults;
+// Defaults come from LaunchOptions so the two cannot drift apart. Never
+// destroyed: no static destructor runs at exit.
+const entrograd::launcher::LaunchOptions& Defaults() {
+  static const auto* const kDefaults = new entrograd::launcher::LaunchOptions();
+  return *kDefaults;
+}
 }  // namespace
 
-ABSL_FLAG(int32_t, workers, kDefaults.workers, "worker processes (world size)");
+ABSL_FLAG(int32_t, workers, Defaults().workers,
+          "worker processes (world size)");
 ABSL_FLAG(
-    std::string, policy, kDefaults.policy,
+    std::string, policy, Defaults().policy,
     "compression policy: entropy, entropy_budget, topk, threshold or dense");
-ABSL_FLAG(double, rho, kDefaults.rho,
+ABSL_FLAG(double, rho, Defaults().rho,
           "density kept (0 < rho <= 1); the magnitude threshold under "
           "--policy=threshold");
-ABSL_FLAG(int32_t, epochs, kDefaults.epochs, "passes over the training set");
-ABSL_FLAG(int64_t, max_steps, kDefaults.max_steps,
+ABSL_FLAG(int32_t, epochs, Defaults().epochs, "passes over the training set");
+ABSL_FLAG(int64_t, max_steps, Defaults().max_steps,
           "stop after this many steps (0: no limit)");
-ABSL_FLAG(int32_t, batch_size, kDefaults.batch_size, "per-worker mini-batch");
-ABSL_FLAG(double, lr, kDefaults.lr, "SGD learning rate");
-ABSL_FLAG(double, momentum, kDefaults.momentum, "SGD momentum");
-ABSL_FLAG(int64_t, seed, kDefaults.seed,
+ABSL_FLAG(int32_t, batch_size, Defaults().batch_size, "per-worker mini-batch");
+ABSL_FLAG(double, lr, Defaults().lr, "SGD learning rate");
+ABSL_FLAG(double, momentum, Defaults().momentum, "SGD momentum");
+ABSL_FLAG(int64_t, seed, Defaults().seed,
           "seed of initialisation and data order");
-ABSL_FLAG(std::string, out, kDefaults.out_dir,
+ABSL_FLAG(std::string, out, Defaults().out_dir,
           "results directory (summary.json, summary.md, plot.svg, logs)");
 ABSL_FLAG(std::string, aggregator_bin, "",
           "entrograd-aggregator binary (default: the one of this build)");
 ABSL_FLAG(std::string, worker_bin, "",
           "entrograd-worker binary (default: the one of this build)");
-ABSL_FLAG(absl::Duration, round_timeout, kDefaults.round_timeout,
+ABSL_FLAG(absl::Duration, round_timeout, Defaults().round_timeout,
           "aggregator: abort a round not complete this long after it started");
-ABSL_FLAG(int64_t, checkpoint_interval, kDefaults.checkpoint_interval,
+ABSL_FLAG(int64_t, checkpoint_interval, Defaults().checkpoint_interval,
           "workers: checkpoint every this many steps (0: never)");
-ABSL_FLAG(std::string, data_dir, kDefaults.data_dir,
+ABSL_FLAG(std::string, data_dir, Defaults().data_dir,
           "Fashion-MNIST IDX files (gzipped)");
 ABSL_FLAG(std::string, extra_worker_args, "",
           "more worker flags, whitespace-separated, appended to each worker");
 ABSL_FLAG(std::string, job_id, "", "job id (default: generated per run)");
 ABSL_FLAG(absl::Duration, aggregator_start_timeout,
-          kDefaults.aggregator_start_timeout,
+          Defaults().aggregator_start_timeout,
           "how long the aggregator may take to report its port");
 
 namespace entrograd::launcher {

@@ -183,7 +183,13 @@ absl::Status DistributedOptimizer::CompressAndSend(
   contribution.values = std::move(compressed.values);
   contribution.entropy = compressed.entropy.entropy;
   contribution.keep_ratio = compressed.keep_ratio;
-  layer.compress_nanos += static_cast<int64_t>(SecondsSince(start) * 1e9);
+  const double seconds = SecondsSince(start);
+  layer.compress_nanos += static_cast<int64_t>(seconds * 1e9);
+  if (options_.metrics != nullptr) {
+    options_.metrics->ObserveCompress(seconds);
+    options_.metrics->ObserveLayer(layer.name, contribution.entropy,
+                                   contribution.keep_ratio);
+  }
   return client_->SendLayer(std::move(contribution));
 }
 
@@ -309,6 +315,7 @@ absl::Status DistributedOptimizer::StepImpl() {
     layer->handled.store(false);
   }
   client_->MarkApplied(step_);
+  if (options_.metrics != nullptr) options_.metrics->UpdateTraffic(client_->traffic());
   ++step_;
   last_timing_ = timing;
   return absl::OkStatus();

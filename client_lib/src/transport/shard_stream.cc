@@ -15,7 +15,10 @@ namespace entrograd {
 
 namespace {
 
+// The shortest wait for a JoinAck, even just before giving up.
 constexpr absl::Duration kShortestJoinWait = absl::Milliseconds(200);
+// After a failed write, how long the reader gets to see the call's end.
+constexpr absl::Duration kEndedCallGrace = absl::Seconds(1);
 
 int64_t PayloadWireBytes(const v1::SparsePayload& payload) {
   return static_cast<int64_t>(payload.index_bytes().size() +
@@ -285,6 +288,14 @@ ShardStream::ConnectionEnd ShardStream::RunConnection(absl::Time ack_deadline) {
     while (!reader_done_ &&
            !changed_.WaitWithDeadline(&mutex_, graceful_deadline_)) {
     }
+  } else if (!writable) {
+    // A failed write means the call ended: let the reader see the shard's
+    // status instead of replacing it with CANCELLED.
+    const absl::Time deadline = absl::Now() + kEndedCallGrace;
+    absl::MutexLock lock(&mutex_);
+    while (!reader_done_ && !stopping_ &&
+           !changed_.WaitWithDeadline(&mutex_, deadline)) {
+    }
   }
   CancelUnlessEnded(connection.context.get());
   reader.join();
@@ -408,6 +419,13 @@ std::shared_ptr<const v1::WorkerMessage> ShardStream::TakeDueRetryLocked(
     if (message == nullptr) {  // no longer kept: nothing to retry
       it = refusals_.erase(it);
       continue;
+    }
+    // The same payload, with today's applied step: an OUT_OF_RANGE refusal
+    // clears only once the shard learns that the ranks applied more.
+    if (message->layer_update().applied_step() < applied) {
+      auto refreshed = std::make_shared<v1::WorkerMessage>(*message);
+      refreshed->mutable_layer_update()->set_applied_step(applied);
+      message = std::move(refreshed);
     }
     return message;
   }

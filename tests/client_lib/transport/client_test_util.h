@@ -30,8 +30,10 @@ namespace entrograd::testing {
 // S aggregator shards in this process, each on its own 127.0.0.1 port.
 class Shards {
  public:
-  explicit Shards(int count, absl::Duration round_timeout = absl::Seconds(20))
-      : round_timeout_(round_timeout) {
+  // `configure` may change each shard's config (listen address aside).
+  explicit Shards(int count, absl::Duration round_timeout = absl::Seconds(20),
+                  std::function<void(aggregator::AggregatorConfig&)> configure = {})
+      : round_timeout_(round_timeout), configure_(std::move(configure)) {
     for (int i = 0; i < count; ++i) {
       servers_.push_back(StartOn("127.0.0.1:0"));
       ports_.push_back(servers_.back() ? servers_.back()->port() : 0);
@@ -68,6 +70,7 @@ class Shards {
     config.listen = listen;
     config.metrics_listen = "";
     config.registry.round_timeout = round_timeout_;
+    if (configure_) configure_(config);
     // A port just released may need a moment before it can be bound again.
     for (int attempt = 0; attempt < 50; ++attempt) {
       auto server = aggregator::AggregatorServer::Start(config);
@@ -79,6 +82,7 @@ class Shards {
   }
 
   absl::Duration round_timeout_;
+  std::function<void(aggregator::AggregatorConfig&)> configure_;
   std::vector<std::unique_ptr<aggregator::AggregatorServer>> servers_;
   std::vector<int> ports_;
 };

@@ -44,6 +44,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "entrograd/client.h"
+#include "entrograd/client_metrics.h"
 #include "entrograd/compression_options.h"
 #include "torch/torch.h"
 
@@ -62,6 +63,9 @@ struct DistributedOptimizerOptions {
   // is off (e.g. torch::optim::SGD or Adam over the same parameters). Not
   // owned; required then, ignored otherwise.
   torch::optim::Optimizer* inner_optimizer = nullptr;
+  // Client-side Prometheus metrics (compress time, traffic, per-layer
+  // entropy and keep ratio). Not owned; null: none.
+  ClientMetrics* metrics = nullptr;
 };
 
 // Per-step timing, seconds, summed over layers.

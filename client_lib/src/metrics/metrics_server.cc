@@ -13,11 +13,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "aggregator/metrics/aggregator_metrics.h"
+#include "metrics/metrics_server.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 
-namespace entrograd::aggregator {
+namespace entrograd {
 namespace {
 
 bool IsIpv4Literal(const std::string& host) {
@@ -95,4 +95,4 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
 // Stops the civetweb threads before the registry can go.
 MetricsServer::~MetricsServer() { exposer_.reset(); }
 
-}  // namespace entrograd::aggregator
+}  // namespace entrograd
