@@ -317,6 +317,14 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
       if (metrics_) metrics_->AddDuplicate();
       if (done->second.message != nullptr && self.applied_step < update.step()) {
         deliveries.push_back({self.sink, done->second.message});
+        if (metrics_) {
+          const v1::SparsePayload& payload =
+              done->second.message->merged_layer().payload();
+          metrics_->AddDownlink(
+              static_cast<int64_t>(payload.index_bytes().size() +
+                                   payload.value_bytes().size()),
+              static_cast<int64_t>(4 * payload.numel()));
+        }
       }
     } else if (auto aborted = job.aborted.find(key);
                aborted != job.aborted.end()) {
@@ -554,6 +562,15 @@ void JobRegistry::AbortRoundLocked(Job& job, int64_t step, uint32_t layer,
 
 void JobRegistry::ReleaseAppliedLocked(Job& job) {
   const int64_t min_applied = job.MinAppliedStep();
+  // After a restart, ranks that rejoin first resend steps the others already
+  // applied; once every rank says so, those rebuilt rounds can never be
+  // needed: drop them silently instead of letting them time out.
+  for (auto it = job.rounds.begin();
+       it != job.rounds.end() && it->first.first <= min_applied;) {
+    bytes_held_ -= it->second->bytes;
+    --rounds_in_flight_;
+    it = job.rounds.erase(it);
+  }
   for (auto it = job.completed.begin();
        it != job.completed.end() && it->first.first <= min_applied;) {
     if (it->second.message == nullptr) {  // still merging

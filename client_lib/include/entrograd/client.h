@@ -12,9 +12,16 @@
 // worker applied is dropped, so each is delivered to the caller once.
 //
 // Failure is loud and bounded: a RoundError (e.g. ABORTED because a rank
-// died), a refused Join, or a shard unreachable beyond
-// `reconnect_give_up_after` makes WaitMerged return that status; it never
-// hangs past `merge_timeout`.
+// died) makes WaitMerged of that round return that status. A shard
+// unreachable beyond `reconnect_give_up_after` (UNAVAILABLE) or a stream
+// ended with a non-retryable status (e.g. ABORTED when a newer incarnation
+// of this rank joined, UNAUTHENTICATED) is fatal for the whole client: every
+// pending and later WaitMerged returns it (merged updates already received
+// are still returned) and SendLayer returns FAILED_PRECONDITION naming it.
+// WaitMerged never hangs past `merge_timeout`. Refusals the protocol allows
+// to retry (OUT_OF_RANGE: step too far ahead; RESOURCE_EXHAUSTED: the
+// shard's memory quota) are resent with backoff for up to
+// `reconnect_give_up_after` before they fail the round.
 //
 // Thread safety: every method is thread-safe. SendLayer may be called from
 // several threads (e.g. autograd hooks) at once.
@@ -66,8 +73,9 @@ struct ClientOptions {
   absl::Duration reconnect_initial_backoff = absl::Milliseconds(100);
   absl::Duration reconnect_max_backoff = absl::Seconds(5);
   double reconnect_jitter = 0.2;
-  // A shard unreachable this long fails pending and future waits with
-  // UNAVAILABLE.
+  // A shard unreachable this long (from when its stream broke) fails
+  // pending and future waits with UNAVAILABLE. Also bounds how long a
+  // refused update (OUT_OF_RANGE, RESOURCE_EXHAUSTED) is retried.
   absl::Duration reconnect_give_up_after = absl::Seconds(120);
   // HTTP/2 keepalive ping interval and timeout.
   absl::Duration keepalive_time = absl::Seconds(20);
@@ -116,11 +124,16 @@ class Client {
  public:
   // Validates the options, connects to every shard and Joins with the layer
   // table and the hash of the initial parameters. Blocks until every shard
-  // acknowledged (or `join_timeout` passed). Errors: INVALID_ARGUMENT (bad
-  // options or layer table); the shard's Join status (FAILED_PRECONDITION
-  // when replicas disagree on layers or initial parameters,
-  // UNAUTHENTICATED, PERMISSION_DENIED, ...); DEADLINE_EXCEEDED /
-  // UNAVAILABLE when a shard cannot be reached.
+  // acknowledged (or `join_timeout` passed); a shard not up yet, or one that
+  // still holds this rank's previous stream (ALREADY_EXISTS), is retried
+  // with the reconnect backoff until then. `join_timeout` also bounds each
+  // later re-Join's wait for its JoinAck. Errors: INVALID_ARGUMENT (bad
+  // options or layer table, naming the field); the shard's Join status
+  // (FAILED_PRECONDITION when replicas disagree on layers or initial
+  // parameters, naming the difference and both hashes; UNAUTHENTICATED,
+  // PERMISSION_DENIED, ...); UNAVAILABLE (a shard unreachable until the
+  // timeout) / DEADLINE_EXCEEDED (connected but no JoinAck). The returned
+  // client owns its threads and connections; destroying it closes it.
   static absl::StatusOr<std::unique_ptr<Client>> Connect(
       ClientOptions options, std::vector<LayerSpecification> layers,
       uint64_t initial_params_hash,
@@ -129,27 +142,44 @@ class Client {
   virtual ~Client() = default;
 
   // Encodes and queues the contribution for its shard; returns without
-  // waiting for the network. Keeps it for resends until the step after next
-  // is sent. Errors: INVALID_ARGUMENT (unknown layer, numel mismatch,
-  // indices/values inconsistent, NaN/Inf); FAILED_PRECONDITION after a
-  // fatal error (the error is returned again).
+  // waiting for the network (while the shard is unreachable it is kept and
+  // sent after the reconnect). Keeps it for resends until the step after
+  // next is sent. On error nothing is sent or kept. Errors:
+  // INVALID_ARGUMENT (unknown layer, numel mismatch, negative step,
+  // indices/values inconsistent or not strictly ascending, an index >=
+  // numel, NaN/Inf); FAILED_PRECONDITION when the step is already applied,
+  // when this (step, layer) was already sent, after Close, or after a fatal
+  // error (its status is in the message); RESOURCE_EXHAUSTED when the
+  // encoded update exceeds `max_message_bytes`.
   virtual absl::Status SendLayer(LayerContribution contribution) = 0;
 
   // Blocks until the merged update of (step, layer) arrives, then returns
-  // it (once). Errors: ABORTED / INVALID_ARGUMENT / ... from a RoundError of
-  // that round; DEADLINE_EXCEEDED after merge_timeout; UNAVAILABLE when the
-  // shard is lost for good; any fatal error of the client.
+  // it (once). May be called before or after SendLayer of that round.
+  // Errors: ABORTED / INVALID_ARGUMENT / ... from a RoundError of that
+  // round; DEADLINE_EXCEEDED after merge_timeout (the round stays waited
+  // for: a later call may still get it); UNAVAILABLE when the shard is lost
+  // for good; any fatal error of the client; CANCELLED once Close was
+  // called; INTERNAL when the shard sent a malformed merged update;
+  // FAILED_PRECONDITION when this round's outcome was already returned or
+  // its step is applied (MarkApplied); INVALID_ARGUMENT for an unknown
+  // layer or a negative step.
   virtual absl::StatusOr<MergedLayerUpdate> WaitMerged(int64_t step,
                                                        uint32_t layer) = 0;
 
   // Records that every layer of `step` was applied: sent with the next
   // updates (and Joins) so shards can free merged updates, and merged
-  // updates of steps <= it are dropped.
+  // updates (and round errors) of steps <= it are dropped. Never lowers the
+  // watermark. Local only: nothing is sent until the next update or Join.
   virtual void MarkApplied(int64_t step) = 0;
 
+  // A snapshot of the byte counters (each counter read on its own). Uplink
+  // bytes are counted when an update is handed to gRPC, resends included;
+  // downlink bytes for every merged update received, duplicates included.
   virtual ClientTraffic traffic() const = 0;
 
-  // Closes every stream (half-close, waits briefly for the shards).
+  // Closes every stream (half-close, waits up to a second for the shards,
+  // then cancels) and joins the client's threads; never blocks longer, even
+  // with a dead shard. Pending WaitMerged calls return CANCELLED. Idempotent.
   virtual void Close() = 0;
 };
 

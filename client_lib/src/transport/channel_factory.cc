@@ -12,8 +12,8 @@ namespace entrograd {
 namespace {
 
 int Milliseconds(absl::Duration duration) {
-  return static_cast<int>(std::clamp<int64_t>(
-      absl::ToInt64Milliseconds(duration), 1, INT_MAX));
+  return static_cast<int>(
+      std::clamp<int64_t>(absl::ToInt64Milliseconds(duration), 1, INT_MAX));
 }
 
 }  // namespace
@@ -26,8 +26,8 @@ std::shared_ptr<grpc::Channel> MakeShardChannel(const std::string& address,
               Milliseconds(options.keepalive_timeout));
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // unlimited
-  const int max_bytes = static_cast<int>(
-      std::min<int64_t>(options.max_message_bytes, INT_MAX));
+  const int max_bytes =
+      static_cast<int>(std::min<int64_t>(options.max_message_bytes, INT_MAX));
   args.SetMaxSendMessageSize(max_bytes);
   args.SetMaxReceiveMessageSize(max_bytes);
   // The channel's own reconnect follows the client's backoff, so a shard

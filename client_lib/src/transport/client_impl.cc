@@ -55,14 +55,14 @@ absl::StatusOr<std::unique_ptr<Client>> ClientImpl::Connect(
   ENTROGRAD_RETURN_IF_ERROR(ValidateClientOptions(options));
   ENTROGRAD_RETURN_IF_ERROR(ValidateLayerTable(layers));
   if (join_timeout <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "join_timeout = ", absl::FormatDuration(join_timeout),
-        " must be positive"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("join_timeout = ", absl::FormatDuration(join_timeout),
+                     " must be positive"));
   }
   ENTROGRAD_ASSIGN_OR_RETURN(ShardMap shard_map,
                              ShardMap::Create(options.shards));
-  std::unique_ptr<ClientImpl> client(
-      new ClientImpl(std::move(options), std::move(shard_map), std::move(layers)));
+  std::unique_ptr<ClientImpl> client(new ClientImpl(
+      std::move(options), std::move(shard_map), std::move(layers)));
   const ClientOptions& opts = client->options_;
   client->state_->join = MakeJoin(opts, client->layers_, initial_params_hash);
 
@@ -73,7 +73,8 @@ absl::StatusOr<std::unique_ptr<Client>> ClientImpl::Connect(
     stream_options.address = client->shard_map_.address(shard);
     stream_options.token = opts.token;
     stream_options.backoff = {opts.reconnect_initial_backoff,
-                              opts.reconnect_max_backoff, opts.reconnect_jitter};
+                              opts.reconnect_max_backoff,
+                              opts.reconnect_jitter};
     stream_options.give_up_after = opts.reconnect_give_up_after;
     stream_options.join_timeout = join_timeout;
     stream_options.seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
@@ -112,16 +113,16 @@ ClientImpl::~ClientImpl() { Close(); }
 absl::Status ClientImpl::CheckContribution(
     const LayerContribution& contribution) const {
   if (contribution.layer >= layers_.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("layer ", contribution.layer, " is unknown; the layer table has ",
-                     layers_.size(), " layers"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "layer ", contribution.layer, " is unknown; the layer table has ",
+        layers_.size(), " layers"));
   }
   const LayerSpecification& spec = layers_[contribution.layer];
   if (contribution.numel != spec.numel) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "contribution.numel ", contribution.numel, " does not match layer ",
-        contribution.layer, " (\"", spec.name, "\") of ", spec.numel,
-        " elements"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("contribution.numel ", contribution.numel,
+                     " does not match layer ", contribution.layer, " (\"",
+                     spec.name, "\") of ", spec.numel, " elements"));
   }
   if (contribution.step < 0) {
     return absl::InvalidArgumentError(
@@ -131,14 +132,14 @@ absl::Status ClientImpl::CheckContribution(
     if (!contribution.indices.empty() ||
         contribution.values.size() != contribution.numel) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "a dense contribution needs no indices and numel (", contribution.numel,
-          ") values; got ", contribution.indices.size(), " indices and ",
-          contribution.values.size(), " values"));
+          "a dense contribution needs no indices and numel (",
+          contribution.numel, ") values; got ", contribution.indices.size(),
+          " indices and ", contribution.values.size(), " values"));
     }
   } else if (contribution.indices.size() != contribution.values.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "contribution has ", contribution.indices.size(), " indices but ",
-        contribution.values.size(), " values"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("contribution has ", contribution.indices.size(),
+                     " indices but ", contribution.values.size(), " values"));
   }
   const int64_t applied = state_->inbox.applied_step();
   if (contribution.step <= applied) {
@@ -163,10 +164,10 @@ absl::Status ClientImpl::SendLayer(LayerContribution contribution) {
           : EncodeSparse(contribution.numel, contribution.indices,
                          contribution.values, encode_options);
   if (!payload.ok()) {
-    return absl::Status(payload.status().code(),
-                        absl::StrCat("step ", contribution.step, ", layer ",
-                                     contribution.layer, ": ",
-                                     payload.status().message()));
+    return absl::Status(
+        payload.status().code(),
+        absl::StrCat("step ", contribution.step, ", layer ", contribution.layer,
+                     ": ", payload.status().message()));
   }
   auto message = std::make_shared<v1::WorkerMessage>();
   v1::LayerUpdate* update = message->mutable_layer_update();
@@ -179,13 +180,12 @@ absl::Status ClientImpl::SendLayer(LayerContribution contribution) {
   const int64_t message_bytes = static_cast<int64_t>(message->ByteSizeLong());
   if (message_bytes > options_.max_message_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "step ", contribution.step, ", layer ", contribution.layer, ": the update is ",
-        message_bytes, " bytes, more than max_message_bytes = ",
-        options_.max_message_bytes));
+        "step ", contribution.step, ", layer ", contribution.layer,
+        ": the update is ", message_bytes,
+        " bytes, more than max_message_bytes = ", options_.max_message_bytes));
   }
-  ENTROGRAD_RETURN_IF_ERROR(
-      streams_[shard_of_layer_[contribution.layer]]->Send(
-          contribution.step, contribution.layer, std::move(message)));
+  ENTROGRAD_RETURN_IF_ERROR(streams_[shard_of_layer_[contribution.layer]]->Send(
+      contribution.step, contribution.layer, std::move(message)));
   state_->traffic.saturated_values.fetch_add(payload->saturated_values);
   return absl::OkStatus();
 }
@@ -193,12 +193,13 @@ absl::Status ClientImpl::SendLayer(LayerContribution contribution) {
 absl::StatusOr<MergedLayerUpdate> ClientImpl::WaitMerged(int64_t step,
                                                          uint32_t layer) {
   if (layer >= layers_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "layer ", layer, " is unknown; the layer table has ", layers_.size(),
-        " layers"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("layer ", layer, " is unknown; the layer table has ",
+                     layers_.size(), " layers"));
   }
   if (step < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("step ", step, " is negative"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("step ", step, " is negative"));
   }
   return state_->inbox.Wait(step, layer, absl::Now() + options_.merge_timeout);
 }

@@ -29,9 +29,9 @@ bool IsValidToken(absl::string_view token) {
 
 absl::Status Positive(absl::string_view field, absl::Duration value) {
   if (value > absl::ZeroDuration()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "options.", field, " = ", absl::FormatDuration(value),
-      " must be positive"));
+  return absl::InvalidArgumentError(absl::StrCat("options.", field, " = ",
+                                                 absl::FormatDuration(value),
+                                                 " must be positive"));
 }
 
 }  // namespace
@@ -43,17 +43,17 @@ absl::Status ValidateClientOptions(const ClientOptions& options) {
         absl::StrCat("options.shards: ", map.status().message()));
   }
   if (!IsValidJobId(options.job_id)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "options.job_id \"", options.job_id.substr(0, 200),
-        "\" is invalid; expected 1 to 128 of [A-Za-z0-9._-]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.job_id \"", options.job_id.substr(0, 200),
+                     "\" is invalid; expected 1 to 128 of [A-Za-z0-9._-]"));
   }
   if (options.world_size < 1) {
     return absl::InvalidArgumentError("options.world_size must be >= 1");
   }
   if (options.rank >= options.world_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("options.rank = ", options.rank,
-                     " is not below options.world_size = ", options.world_size));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.rank = ", options.rank,
+        " is not below options.world_size = ", options.world_size));
   }
   if (options.applied_step < -1) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -95,15 +95,14 @@ absl::Status ValidateClientOptions(const ClientOptions& options) {
         "options.reconnect_initial_backoff");
   }
   if (!(options.reconnect_jitter >= 0.0 && options.reconnect_jitter < 1.0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "options.reconnect_jitter = ", options.reconnect_jitter,
-        " is outside [0, 1)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.reconnect_jitter = ", options.reconnect_jitter,
+                     " is outside [0, 1)"));
   }
-  if (options.max_message_bytes < 1024 ||
-      options.max_message_bytes > INT_MAX) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "options.max_message_bytes = ", options.max_message_bytes,
-        " is outside [1024, ", INT_MAX, "]"));
+  if (options.max_message_bytes < 1024 || options.max_message_bytes > INT_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.max_message_bytes = ", options.max_message_bytes,
+                     " is outside [1024, ", INT_MAX, "]"));
   }
   return absl::OkStatus();
 }
@@ -114,9 +113,9 @@ absl::Status ValidateLayerTable(const std::vector<LayerSpecification>& layers) {
   }
   for (size_t l = 0; l < layers.size(); ++l) {
     if (layers[l].numel < 1 || layers[l].numel > kMaxPayloadNumel) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "layer ", l, " (\"", layers[l].name, "\") has numel ",
-          layers[l].numel, "; expected 1 to ", kMaxPayloadNumel));
+      return absl::InvalidArgumentError(
+          absl::StrCat("layer ", l, " (\"", layers[l].name, "\") has numel ",
+                       layers[l].numel, "; expected 1 to ", kMaxPayloadNumel));
     }
   }
   return absl::OkStatus();

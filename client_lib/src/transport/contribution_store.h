@@ -45,7 +45,8 @@ class ContributionStore {
 
  private:
   // layer -> step -> message.
-  std::map<uint32_t, std::map<int64_t, std::shared_ptr<const v1::WorkerMessage>>>
+  std::map<uint32_t,
+           std::map<int64_t, std::shared_ptr<const v1::WorkerMessage>>>
       by_layer_;
 };
 

@@ -56,9 +56,9 @@ absl::StatusOr<MergedLayerUpdate> MergedInbox::Wait(int64_t step,
     if (it != slots_.end()) {
       Slot& slot = it->second;
       if (slot.returned) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "the outcome of step ", step, ", layer ", layer,
-            " was already returned by an earlier WaitMerged"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("the outcome of step ", step, ", layer ", layer,
+                         " was already returned by an earlier WaitMerged"));
       }
       if (slot.has_outcome) {
         slot.has_outcome = false;
@@ -69,9 +69,9 @@ absl::StatusOr<MergedLayerUpdate> MergedInbox::Wait(int64_t step,
     }
     if (!fatal_.ok()) return fatal_;
     if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "no merged update for step ", step, ", layer ", layer,
-          " within the merge timeout"));
+      return absl::DeadlineExceededError(
+          absl::StrCat("no merged update for step ", step, ", layer ", layer,
+                       " within the merge timeout"));
     }
     changed_.WaitWithDeadline(&mutex_, deadline);
   }

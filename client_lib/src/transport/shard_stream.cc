@@ -26,7 +26,8 @@ int64_t PayloadWireBytes(const v1::SparsePayload& payload) {
 }
 
 absl::StatusCode CodeOf(int32_t code) {
-  if (code <= 0 || code > static_cast<int32_t>(absl::StatusCode::kUnauthenticated)) {
+  if (code <= 0 ||
+      code > static_cast<int32_t>(absl::StatusCode::kUnauthenticated)) {
     return absl::StatusCode::kUnknown;
   }
   return static_cast<absl::StatusCode>(code);
@@ -88,8 +89,9 @@ bool ShardStream::Stopping() {
   return stopping_;
 }
 
-absl::Status ShardStream::Send(int64_t step, uint32_t layer,
-                               std::shared_ptr<const v1::WorkerMessage> message) {
+absl::Status ShardStream::Send(
+    int64_t step, uint32_t layer,
+    std::shared_ptr<const v1::WorkerMessage> message) {
   absl::MutexLock lock(&mutex_);
   if (store_.Contains(step, layer)) {
     return absl::FailedPreconditionError(
@@ -187,10 +189,9 @@ void ShardStream::Run() {
         ENTROGRAD_LOG(kError, status.ToString());
         state_->inbox.Fail(status);
       } else {
-        const std::string message =
-            absl::StrCat("no JoinAck from ", Name(),
-                         " within the join timeout; last error: ",
-                         last_error.ToString());
+        const std::string message = absl::StrCat(
+            "no JoinAck from ", Name(),
+            " within the join timeout; last error: ", last_error.ToString());
         status = last_error.code() == absl::StatusCode::kUnavailable
                      ? absl::UnavailableError(message)
                      : absl::DeadlineExceededError(message);
@@ -257,10 +258,9 @@ ShardStream::ConnectionEnd ShardStream::RunConnection(absl::Time ack_deadline) {
   if (!acked) {
     CancelUnlessEnded(connection.context.get());
     reader.join();
-    absl::Status status =
-        connection.stream == nullptr
-            ? absl::UnavailableError("the call did not start")
-            : FromGrpcStatus(connection.stream->Finish());
+    absl::Status status = connection.stream == nullptr
+                              ? absl::UnavailableError("the call did not start")
+                              : FromGrpcStatus(connection.stream->Finish());
     if (timed_out && status.code() == absl::StatusCode::kCancelled) {
       status = absl::DeadlineExceededError("no JoinAck before the deadline");
     }
@@ -378,7 +378,8 @@ bool ShardStream::WriteLoop(Stream* stream) {
   }
 }
 
-bool ShardStream::WriteUpdate(Stream* stream, const v1::WorkerMessage& message) {
+bool ShardStream::WriteUpdate(Stream* stream,
+                              const v1::WorkerMessage& message) {
   // Counted before the write: its answer may arrive (and the caller look
   // at traffic()) before Write returns. Taken back if the write fails.
   const v1::SparsePayload& payload = message.layer_update().payload();
@@ -496,7 +497,8 @@ void ShardStream::HandleRoundError(const v1::RoundError& error) {
     if (inserted) refusal.first_refused = now;
     if (now - refusal.first_refused < options_.give_up_after &&
         store_.Contains(step, layer)) {
-      refusal.due = now + JitteredDelay(options_.backoff, refusal.attempts++, rng_);
+      refusal.due =
+          now + JitteredDelay(options_.backoff, refusal.attempts++, rng_);
       refusal.scheduled = true;
       changed_.SignalAll();
       return;

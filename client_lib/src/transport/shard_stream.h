@@ -48,9 +48,9 @@
 namespace entrograd {
 
 struct ShardStreamOptions {
-  int shard = 0;         // position in the shard list, for messages
-  std::string address;   // host:port, for messages
-  std::string token;     // bearer token; empty: none
+  int shard = 0;        // position in the shard list, for messages
+  std::string address;  // host:port, for messages
+  std::string token;    // bearer token; empty: none
   BackoffPolicy backoff;
   // Unreachable this long after the stream broke: fail for good.
   absl::Duration give_up_after = absl::Seconds(120);
@@ -64,8 +64,8 @@ struct ShardStreamOptions {
 class ShardStream {
  public:
   // `state` must outlive the stream.
-  ShardStream(ShardStreamOptions options, std::shared_ptr<grpc::Channel> channel,
-              ClientState* state);
+  ShardStream(ShardStreamOptions options,
+              std::shared_ptr<grpc::Channel> channel, ClientState* state);
   // Closes (at once) if still open.
   ~ShardStream();
 

@@ -34,8 +34,10 @@ std::map<std::pair<int64_t, uint32_t>, std::string> RunSteps(
     AggregatorServiceTest* test,
     const std::function<std::unique_ptr<TestWorker>(const JoinSpec&)>& join,
     int steps, uint32_t shuffle_seed) {
+  // A job per run: the previous run's streams may still be leaving.
+  const std::string job = absl::StrCat("merge-job-", shuffle_seed);
   std::vector<std::unique_ptr<TestWorker>> workers;
-  for (uint32_t rank = 0; rank < kWorld; ++rank) workers.push_back(join(Spec(rank)));
+  for (uint32_t rank = 0; rank < kWorld; ++rank) workers.push_back(join(Spec(rank, job)));
   std::mt19937 data_rng(1234);  // same data for every call
   std::mt19937 order_rng(shuffle_seed);
   std::map<std::pair<int64_t, uint32_t>, std::string> received;

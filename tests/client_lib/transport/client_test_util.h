@@ -31,8 +31,9 @@ namespace entrograd::testing {
 class Shards {
  public:
   // `configure` may change each shard's config (listen address aside).
-  explicit Shards(int count, absl::Duration round_timeout = absl::Seconds(20),
-                  std::function<void(aggregator::AggregatorConfig&)> configure = {})
+  explicit Shards(
+      int count, absl::Duration round_timeout = absl::Seconds(20),
+      std::function<void(aggregator::AggregatorConfig&)> configure = {})
       : round_timeout_(round_timeout), configure_(std::move(configure)) {
     for (int i = 0; i < count; ++i) {
       servers_.push_back(StartOn("127.0.0.1:0"));
@@ -65,7 +66,8 @@ class Shards {
   }
 
  private:
-  std::unique_ptr<aggregator::AggregatorServer> StartOn(const std::string& listen) {
+  std::unique_ptr<aggregator::AggregatorServer> StartOn(
+      const std::string& listen) {
     aggregator::AggregatorConfig config;
     config.listen = listen;
     config.metrics_listen = "";
@@ -121,7 +123,8 @@ inline bool IsDenseLayer(uint32_t layer) { return layer % 3 == 0; }
 // no exact zeros.
 inline LayerContribution MakeContribution(uint32_t rank, int64_t step,
                                           uint32_t layer, uint64_t numel) {
-  std::mt19937 rng(static_cast<uint32_t>(rank * 1000003u + step * 7919u + layer));
+  std::mt19937 rng(
+      static_cast<uint32_t>(rank * 1000003u + step * 7919u + layer));
   std::student_t_distribution<float> heavy(2.0f);
   LayerContribution contribution;
   contribution.step = step;
@@ -146,8 +149,8 @@ inline LayerContribution MakeContribution(uint32_t rank, int64_t step,
     }
   }
   contribution.entropy = 1.0;
-  contribution.keep_ratio =
-      static_cast<double>(contribution.values.size()) / static_cast<double>(numel);
+  contribution.keep_ratio = static_cast<double>(contribution.values.size()) /
+                            static_cast<double>(numel);
   return contribution;
 }
 
@@ -160,7 +163,8 @@ inline std::vector<float> ReferenceMerge(
   std::vector<bool> touched(numel, false);
   for (const LayerContribution& rank : ranks) {
     for (size_t j = 0; j < rank.values.size(); ++j) {
-      const uint32_t i = rank.dense ? static_cast<uint32_t>(j) : rank.indices[j];
+      const uint32_t i =
+          rank.dense ? static_cast<uint32_t>(j) : rank.indices[j];
       sum[i] = touched[i] ? sum[i] + rank.values[j] : rank.values[j];
       touched[i] = true;
     }
@@ -178,14 +182,17 @@ inline std::vector<float> ToDense(const DecodedPayload& payload) {
   return dense;
 }
 
-inline bool BitwiseEqual(const std::vector<float>& a, const std::vector<float>& b) {
+inline bool BitwiseEqual(const std::vector<float>& a,
+                         const std::vector<float>& b) {
   return a.size() == b.size() &&
-         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+         (a.empty() ||
+          std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 // The merged update as bytes: numel, dense flag, indices, values.
 inline std::string PayloadBytes(const DecodedPayload& payload) {
-  std::string bytes = absl::StrCat(payload.numel, payload.dense ? "d" : "s", ":");
+  std::string bytes =
+      absl::StrCat(payload.numel, payload.dense ? "d" : "s", ":");
   bytes.append(reinterpret_cast<const char*>(payload.indices.data()),
                payload.indices.size() * sizeof(uint32_t));
   bytes.append(reinterpret_cast<const char*>(payload.values.data()),
@@ -204,9 +211,9 @@ struct WorkerRun {
 
 // Hooks of RunWorker, called on the worker's thread.
 struct WorkerHooks {
-  std::function<void(int64_t step)> before_step;   // before its SendLayers
-  std::function<void(int64_t step)> after_sends;   // after its SendLayers
-  std::function<void(int64_t step)> after_applied; // after MarkApplied
+  std::function<void(int64_t step)> before_step;    // before its SendLayers
+  std::function<void(int64_t step)> after_sends;    // after its SendLayers
+  std::function<void(int64_t step)> after_applied;  // after MarkApplied
 };
 
 // Drives `client` through steps [0, steps): send every layer (odd layers
@@ -224,13 +231,15 @@ inline WorkerRun RunWorker(Client& client, uint32_t rank, int64_t steps,
     std::thread odd([&] {
       for (uint32_t l = count; l-- > 0;) {
         if (l % 2 == 1 && odd_status.ok()) {
-          odd_status = client.SendLayer(MakeContribution(rank, step, l, layers[l].numel));
+          odd_status = client.SendLayer(
+              MakeContribution(rank, step, l, layers[l].numel));
         }
       }
     });
     for (uint32_t l = count; l-- > 0;) {
       if (l % 2 == 0 && run.status.ok()) {
-        run.status = client.SendLayer(MakeContribution(rank, step, l, layers[l].numel));
+        run.status =
+            client.SendLayer(MakeContribution(rank, step, l, layers[l].numel));
       }
     }
     odd.join();
@@ -255,22 +264,24 @@ inline WorkerRun RunWorker(Client& client, uint32_t rank, int64_t steps,
 
 // Checks every worker's merged updates against the reference merge of all
 // ranks' contributions, bitwise, and that all workers got the same bytes.
-inline void ExpectMergedEqualReference(const std::vector<WorkerRun>& runs,
-                                       int64_t steps,
-                                       const std::vector<LayerSpecification>& layers) {
+inline void ExpectMergedEqualReference(
+    const std::vector<WorkerRun>& runs, int64_t steps,
+    const std::vector<LayerSpecification>& layers) {
   const uint32_t world = static_cast<uint32_t>(runs.size());
   for (int64_t step = 0; step < steps; ++step) {
     for (uint32_t l = 0; l < layers.size(); ++l) {
       std::vector<LayerContribution> contributions;
       for (uint32_t rank = 0; rank < world; ++rank) {
-        contributions.push_back(MakeContribution(rank, step, l, layers[l].numel));
+        contributions.push_back(
+            MakeContribution(rank, step, l, layers[l].numel));
       }
       const std::vector<float> reference = ReferenceMerge(contributions);
       std::string first_bytes;
       for (uint32_t rank = 0; rank < world; ++rank) {
         auto it = runs[rank].merged.find(RoundKey(step, l));
         ASSERT_NE(it, runs[rank].merged.end())
-            << "rank " << rank << " has no merged step " << step << " layer " << l;
+            << "rank " << rank << " has no merged step " << step << " layer "
+            << l;
         EXPECT_EQ(it->second.step, step);
         EXPECT_EQ(it->second.layer, l);
         EXPECT_TRUE(BitwiseEqual(ToDense(it->second.payload), reference))
@@ -279,7 +290,8 @@ inline void ExpectMergedEqualReference(const std::vector<WorkerRun>& runs,
         if (rank == 0) {
           first_bytes = bytes;
         } else {
-          EXPECT_EQ(bytes, first_bytes) << "rank " << rank << " got other bytes";
+          EXPECT_EQ(bytes, first_bytes)
+              << "rank " << rank << " got other bytes";
         }
       }
     }

@@ -26,8 +26,8 @@ TEST_P(StoppedRankTest, OthersGetAbortedWithinTheRoundTimeout) {
   const std::vector<LayerSpecification> layers = TestLayers(2);
   std::vector<std::unique_ptr<Client>> clients;
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
-    auto client = Client::Connect(TestOptions(shards.addresses(), "stop", rank, kWorld),
-                                  layers, 7);
+    auto client = Client::Connect(
+        TestOptions(shards.addresses(), "stop", rank, kWorld), layers, 7);
     ENTROGRAD_ASSERT_OK(client);
     clients.push_back(std::move(*client));
   }
@@ -35,7 +35,8 @@ TEST_P(StoppedRankTest, OthersGetAbortedWithinTheRoundTimeout) {
   std::vector<WorkerRun> runs(kWorld);
   std::vector<std::thread> threads;
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
-    threads.emplace_back([&, rank] { runs[rank] = RunWorker(*clients[rank], rank, 1, layers); });
+    threads.emplace_back(
+        [&, rank] { runs[rank] = RunWorker(*clients[rank], rank, 1, layers); });
   }
   for (auto& thread : threads) thread.join();
   for (const WorkerRun& run : runs) ENTROGRAD_ASSERT_OK(run.status);
@@ -44,13 +45,15 @@ TEST_P(StoppedRankTest, OthersGetAbortedWithinTheRoundTimeout) {
   const absl::Time start = absl::Now();
   for (uint32_t rank = 0; rank < 2; ++rank) {
     for (uint32_t l = 0; l < layers.size(); ++l) {
-      ENTROGRAD_ASSERT_OK(clients[rank]->SendLayer(MakeContribution(rank, 1, l, layers[l].numel)));
+      ENTROGRAD_ASSERT_OK(clients[rank]->SendLayer(
+          MakeContribution(rank, 1, l, layers[l].numel)));
     }
   }
   for (uint32_t rank = 0; rank < 2; ++rank) {
     for (uint32_t l = 0; l < layers.size(); ++l) {
       EXPECT_THAT(clients[rank]->WaitMerged(1, l),
-                  StatusIs(absl::StatusCode::kAborted, "no contribution from rank(s) 2"));
+                  StatusIs(absl::StatusCode::kAborted,
+                           "no contribution from rank(s) 2"));
     }
   }
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
@@ -71,19 +74,22 @@ TEST(ClientFailuresTest, ShardThatNeverComesBackFailsWaitsWithUnavailable) {
   options.reconnect_give_up_after = absl::Seconds(1);
   auto client = Client::Connect(options, layers, 7);
   ENTROGRAD_ASSERT_OK(client);
-  ENTROGRAD_ASSERT_OK((*client)->SendLayer(MakeContribution(0, 0, 0, layers[0].numel)));
+  ENTROGRAD_ASSERT_OK(
+      (*client)->SendLayer(MakeContribution(0, 0, 0, layers[0].numel)));
   ENTROGRAD_ASSERT_OK((*client)->WaitMerged(0, 0));
   (*client)->MarkApplied(0);
 
   shards.Kill(0);
   const absl::Time start = absl::Now();
   // Sent while the shard is gone: kept, never acknowledged.
-  ENTROGRAD_ASSERT_OK((*client)->SendLayer(MakeContribution(0, 1, 0, layers[0].numel)));
+  ENTROGRAD_ASSERT_OK(
+      (*client)->SendLayer(MakeContribution(0, 1, 0, layers[0].numel)));
   EXPECT_THAT((*client)->WaitMerged(1, 0),
               StatusIs(absl::StatusCode::kUnavailable, "unreachable"));
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   // The failure sticks: later waits and sends report it at once.
-  EXPECT_THAT((*client)->WaitMerged(2, 0), StatusIs(absl::StatusCode::kUnavailable, ""));
+  EXPECT_THAT((*client)->WaitMerged(2, 0),
+              StatusIs(absl::StatusCode::kUnavailable, ""));
   EXPECT_THAT((*client)->SendLayer(MakeContribution(0, 2, 0, layers[0].numel)),
               StatusIs(absl::StatusCode::kFailedPrecondition, "UNAVAILABLE"));
   const absl::Time close_start = absl::Now();
@@ -95,7 +101,8 @@ TEST(ClientFailuresTest, CloseReturnsPromptlyWithADeadShardAndWakesWaiters) {
   Shards shards(2);
   ASSERT_TRUE(shards.ok());
   const std::vector<LayerSpecification> layers = TestLayers(4);
-  auto client = Client::Connect(TestOptions(shards.addresses(), "rounds", 0, 2), layers, 7);
+  auto client = Client::Connect(TestOptions(shards.addresses(), "rounds", 0, 2),
+                                layers, 7);
   ENTROGRAD_ASSERT_OK(client);
   shards.Kill(1);
   absl::StatusOr<MergedLayerUpdate> waited;
@@ -121,7 +128,8 @@ TEST(ClientFailuresTest, ConnectToNoShardFailsWithinTheJoinTimeout) {
   }
   const absl::Time start = absl::Now();
   auto client = Client::Connect(
-      TestOptions({absl::StrCat("127.0.0.1:", port)}, "none", 0, 1), TestLayers(1), 7,
+      TestOptions({absl::StrCat("127.0.0.1:", port)}, "none", 0, 1),
+      TestLayers(1), 7,
       /*join_timeout=*/absl::Milliseconds(800));
   EXPECT_THAT(client, StatusIs(absl::StatusCode::kUnavailable, "shard 0"));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
@@ -133,14 +141,15 @@ TEST(ClientFailuresTest, ConnectWaitsForAShardThatStartsLate) {
   shards.Kill(0);
   absl::StatusOr<std::unique_ptr<Client>> client;
   std::thread connecting([&] {
-    client = Client::Connect(TestOptions(shards.addresses(), "late", 0, 1), TestLayers(1),
-                             7, absl::Seconds(20));
+    client = Client::Connect(TestOptions(shards.addresses(), "late", 0, 1),
+                             TestLayers(1), 7, absl::Seconds(20));
   });
   absl::SleepFor(absl::Milliseconds(300));
   shards.Restart(0);
   connecting.join();
   ENTROGRAD_ASSERT_OK(client);
-  ENTROGRAD_ASSERT_OK((*client)->SendLayer(MakeContribution(0, 0, 0, TestLayers(1)[0].numel)));
+  ENTROGRAD_ASSERT_OK(
+      (*client)->SendLayer(MakeContribution(0, 0, 0, TestLayers(1)[0].numel)));
   ENTROGRAD_EXPECT_OK((*client)->WaitMerged(0, 0));
 }
 

@@ -24,7 +24,8 @@ std::shared_ptr<const v1::WorkerMessage> Message(int64_t step, uint32_t layer) {
 TEST(ContributionStoreTest, KeepsTheLastTwoStepsPerLayerAndResendsInStepOrder) {
   ContributionStore store;
   for (int64_t step = 0; step < 4; ++step) {
-    for (uint32_t layer : {2u, 0u}) store.Keep(step, layer, Message(step, layer));
+    for (uint32_t layer : {2u, 0u})
+      store.Keep(step, layer, Message(step, layer));
   }
   EXPECT_EQ(store.size(), 4u);
   EXPECT_FALSE(store.Contains(1, 0));
@@ -32,7 +33,8 @@ TEST(ContributionStoreTest, KeepsTheLastTwoStepsPerLayerAndResendsInStepOrder) {
   EXPECT_TRUE(store.Contains(3, 2));
   const auto kept = store.Above(-1);
   ASSERT_EQ(kept.size(), 4u);
-  const std::vector<std::pair<int64_t, uint32_t>> order = {{2, 0}, {2, 2}, {3, 0}, {3, 2}};
+  const std::vector<std::pair<int64_t, uint32_t>> order = {
+      {2, 0}, {2, 2}, {3, 0}, {3, 2}};
   for (size_t i = 0; i < kept.size(); ++i) {
     EXPECT_EQ(std::make_pair(kept[i].step, kept[i].layer), order[i]);
     EXPECT_EQ(kept[i].message->layer_update().step(), order[i].first);
@@ -57,19 +59,22 @@ absl::Time Soon() { return absl::Now() + absl::Seconds(5); }
 TEST(MergedInboxTest, EachOutcomeIsReturnedOnceAndDuplicatesAreDropped) {
   MergedInbox inbox(/*applied_step=*/-1);
   EXPECT_TRUE(inbox.Deliver(0, 0, Update(0, 0, 1.0f)));
-  EXPECT_FALSE(inbox.Deliver(0, 0, Update(0, 0, 2.0f)));  // resend answered again
+  EXPECT_FALSE(
+      inbox.Deliver(0, 0, Update(0, 0, 2.0f)));  // resend answered again
   EXPECT_FALSE(inbox.Deliver(0, 0, absl::AbortedError("late")));
   EXPECT_FALSE(inbox.Wants(0, 0));
   auto first = inbox.Wait(0, 0, Soon());
   ENTROGRAD_ASSERT_OK(first);
   EXPECT_EQ(first->payload.values[0], 1.0f);
   EXPECT_FALSE(inbox.Deliver(0, 0, Update(0, 0, 3.0f)));
-  EXPECT_THAT(inbox.Wait(0, 0, Soon()),
-              StatusIs(absl::StatusCode::kFailedPrecondition, "already returned"));
+  EXPECT_THAT(
+      inbox.Wait(0, 0, Soon()),
+      StatusIs(absl::StatusCode::kFailedPrecondition, "already returned"));
   inbox.MarkApplied(0);
   EXPECT_FALSE(inbox.Deliver(0, 1, Update(0, 1, 1.0f)));  // applied step
-  EXPECT_THAT(inbox.Wait(0, 1, Soon()),
-              StatusIs(absl::StatusCode::kFailedPrecondition, "already applied"));
+  EXPECT_THAT(
+      inbox.Wait(0, 1, Soon()),
+      StatusIs(absl::StatusCode::kFailedPrecondition, "already applied"));
 }
 
 TEST(MergedInboxTest, AMergedUpdateReplacesAnErrorNotYetReturned) {
@@ -79,7 +84,8 @@ TEST(MergedInboxTest, AMergedUpdateReplacesAnErrorNotYetReturned) {
   EXPECT_TRUE(inbox.Deliver(1, 0, Update(1, 0, 4.0f)));
   ENTROGRAD_EXPECT_OK(inbox.Wait(1, 0, Soon()));
   EXPECT_TRUE(inbox.Deliver(2, 0, absl::AbortedError("rank 1 stopped")));
-  EXPECT_THAT(inbox.Wait(2, 0, Soon()), StatusIs(absl::StatusCode::kAborted, "rank 1"));
+  EXPECT_THAT(inbox.Wait(2, 0, Soon()),
+              StatusIs(absl::StatusCode::kAborted, "rank 1"));
 }
 
 TEST(MergedInboxTest, WaitBlocksUntilDeliveryFailureOrDeadline) {
@@ -104,7 +110,8 @@ TEST(MergedInboxTest, WaitBlocksUntilDeliveryFailureOrDeadline) {
     inbox.Fail(absl::UnavailableError("shard lost"));
     inbox.Fail(absl::CancelledError("second"));  // the first failure wins
   });
-  EXPECT_THAT(inbox.Wait(1, 1, Soon()), StatusIs(absl::StatusCode::kUnavailable, "shard lost"));
+  EXPECT_THAT(inbox.Wait(1, 1, Soon()),
+              StatusIs(absl::StatusCode::kUnavailable, "shard lost"));
   failer.join();
   ENTROGRAD_EXPECT_OK(inbox.Wait(1, 0, Soon()));  // received before the failure
   EXPECT_THAT(inbox.fatal(), StatusIs(absl::StatusCode::kUnavailable, ""));

@@ -27,7 +27,8 @@ class StepCounter {
   bool WaitForAll(int64_t step, int count) {
     absl::MutexLock lock(&mutex_);
     auto reached = [&] { return arrived_[step] >= count; };
-    return mutex_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(30));
+    return mutex_.AwaitWithTimeout(absl::Condition(&reached),
+                                   absl::Seconds(30));
   }
 
  private:
@@ -56,8 +57,9 @@ TEST(ClientRestartTest, ShardKilledBetweenRoundsAndMidStepLosesNothing) {
 
   std::vector<std::unique_ptr<Client>> clients;
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
-    auto client = Client::Connect(TestOptions(shards.addresses(), job, rank, kWorld),
-                                  layers, /*initial_params_hash=*/7);
+    auto client =
+        Client::Connect(TestOptions(shards.addresses(), job, rank, kWorld),
+                        layers, /*initial_params_hash=*/7);
     ENTROGRAD_ASSERT_OK(client);
     clients.push_back(std::move(*client));
   }
@@ -106,13 +108,15 @@ TEST(ClientRestartTest, ShardKilledBetweenRoundsAndMidStepLosesNothing) {
   // in flight before step 4: stale ones rebuilt from resends after the
   // first restart, which the round timeout will abort.)
   ASSERT_TRUE(applied.WaitForAll(kKillMidStep - 1, kWorld));
-  const int64_t stale_rounds = shards.server(kVictim).registry().RoundsInFlight();
+  const int64_t stale_rounds =
+      shards.server(kVictim).registry().RoundsInFlight();
   mid_go.Notify();
   ASSERT_TRUE(sent.WaitForAll(kKillMidStep, kWorld - 1));
   ASSERT_TRUE(WaitFor([&] {
     return shards.server(kVictim).registry().RoundsInFlight() ==
            stale_rounds + victim_layers;
-  })) << "the victim never held step " << kKillMidStep << "'s rounds";
+  })) << "the victim never held step "
+      << kKillMidStep << "'s rounds";
   absl::SleepFor(absl::Milliseconds(50));
   shards.Kill(kVictim);
   shards.Restart(kVictim);
@@ -138,20 +142,23 @@ TEST(ClientRestartTest, RoundMergedBeforeTheKillIsDeliveredOnceAfterRestart) {
   const std::vector<LayerSpecification> layers = TestLayers(1);
   std::vector<std::unique_ptr<Client>> clients;
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
-    auto client = Client::Connect(TestOptions(shards.addresses(), "once", rank, kWorld),
-                                  layers, 7);
+    auto client = Client::Connect(
+        TestOptions(shards.addresses(), "once", rank, kWorld), layers, 7);
     ENTROGRAD_ASSERT_OK(client);
     clients.push_back(std::move(*client));
   }
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
-    ENTROGRAD_ASSERT_OK(clients[rank]->SendLayer(MakeContribution(rank, 0, 0, layers[0].numel)));
+    ENTROGRAD_ASSERT_OK(clients[rank]->SendLayer(
+        MakeContribution(rank, 0, 0, layers[0].numel)));
   }
   // Rank 0 applies step 0 and sends step 1; rank 1 has the merged step 0
   // waiting in its inbox but has not applied it yet.
   ENTROGRAD_ASSERT_OK(clients[0]->WaitMerged(0, 0));
   clients[0]->MarkApplied(0);
-  ENTROGRAD_ASSERT_OK(clients[0]->SendLayer(MakeContribution(0, 1, 0, layers[0].numel)));
-  ASSERT_TRUE(WaitFor([&] { return shards.server(0).registry().RoundsInFlight() == 1; }));
+  ENTROGRAD_ASSERT_OK(
+      clients[0]->SendLayer(MakeContribution(0, 1, 0, layers[0].numel)));
+  ASSERT_TRUE(WaitFor(
+      [&] { return shards.server(0).registry().RoundsInFlight() == 1; }));
   shards.Kill(0);
   shards.Restart(0);
   // Rank 1 gets step 0 (once, although the rebuilt round is sent to it
@@ -159,13 +166,15 @@ TEST(ClientRestartTest, RoundMergedBeforeTheKillIsDeliveredOnceAfterRestart) {
   auto merged0 = clients[1]->WaitMerged(0, 0);
   ENTROGRAD_ASSERT_OK(merged0);
   clients[1]->MarkApplied(0);
-  ENTROGRAD_ASSERT_OK(clients[1]->SendLayer(MakeContribution(1, 1, 0, layers[0].numel)));
+  ENTROGRAD_ASSERT_OK(
+      clients[1]->SendLayer(MakeContribution(1, 1, 0, layers[0].numel)));
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
     auto merged1 = clients[rank]->WaitMerged(1, 0);
     ENTROGRAD_ASSERT_OK(merged1) << "rank " << rank;
-    EXPECT_TRUE(BitwiseEqual(ToDense(merged1->payload),
-                             ReferenceMerge({MakeContribution(0, 1, 0, layers[0].numel),
-                                             MakeContribution(1, 1, 0, layers[0].numel)})));
+    EXPECT_TRUE(BitwiseEqual(
+        ToDense(merged1->payload),
+        ReferenceMerge({MakeContribution(0, 1, 0, layers[0].numel),
+                        MakeContribution(1, 1, 0, layers[0].numel)})));
     EXPECT_GE(clients[rank]->traffic().reconnects, 1);
   }
 }

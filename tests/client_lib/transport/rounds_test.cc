@@ -24,7 +24,8 @@ TEST(ClientRoundsTest, ThreeClientsTwoShardsGetTheReferenceMergeBitwise) {
   auto map = ShardMap::Create(shards.addresses());
   ASSERT_TRUE(map.ok());
   std::set<int> used;
-  for (uint32_t l = 0; l < layers.size(); ++l) used.insert(map->ShardOf(job, l));
+  for (uint32_t l = 0; l < layers.size(); ++l)
+    used.insert(map->ShardOf(job, l));
   ASSERT_EQ(used, (std::set<int>{0, 1})) << "pick another job id";
 
   std::vector<std::unique_ptr<Client>> clients(kWorld);
@@ -32,20 +33,23 @@ TEST(ClientRoundsTest, ThreeClientsTwoShardsGetTheReferenceMergeBitwise) {
   std::vector<absl::Status> connected(kWorld);
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
     connecting.emplace_back([&, rank] {
-      auto client = Client::Connect(TestOptions(shards.addresses(), job, rank, kWorld),
-                                    layers, /*initial_params_hash=*/7);
+      auto client =
+          Client::Connect(TestOptions(shards.addresses(), job, rank, kWorld),
+                          layers, /*initial_params_hash=*/7);
       connected[rank] = client.status();
       if (client.ok()) clients[rank] = std::move(*client);
     });
   }
   for (auto& thread : connecting) thread.join();
-  for (uint32_t rank = 0; rank < kWorld; ++rank) ENTROGRAD_ASSERT_OK(connected[rank]);
+  for (uint32_t rank = 0; rank < kWorld; ++rank)
+    ENTROGRAD_ASSERT_OK(connected[rank]);
 
   std::vector<WorkerRun> runs(kWorld);
   std::vector<std::thread> workers;
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
-    workers.emplace_back(
-        [&, rank] { runs[rank] = RunWorker(*clients[rank], rank, kSteps, layers); });
+    workers.emplace_back([&, rank] {
+      runs[rank] = RunWorker(*clients[rank], rank, kSteps, layers);
+    });
   }
   for (auto& thread : workers) thread.join();
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
@@ -67,24 +71,29 @@ TEST(ClientRoundsTest, WaitBeforeTheRoundCompletesAndRepeatedWaitIsRefused) {
   Shards shards(1);
   ASSERT_TRUE(shards.ok());
   const std::vector<LayerSpecification> layers = TestLayers(2);
-  auto rank0 = Client::Connect(TestOptions(shards.addresses(), "waits", 0, 2), layers, 1);
-  auto rank1 = Client::Connect(TestOptions(shards.addresses(), "waits", 1, 2), layers, 1);
+  auto rank0 = Client::Connect(TestOptions(shards.addresses(), "waits", 0, 2),
+                               layers, 1);
+  auto rank1 = Client::Connect(TestOptions(shards.addresses(), "waits", 1, 2),
+                               layers, 1);
   ENTROGRAD_ASSERT_OK(rank0);
   ENTROGRAD_ASSERT_OK(rank1);
   // Rank 0 waits first; rank 1's contribution completes the round later.
   absl::StatusOr<MergedLayerUpdate> waited;
   std::thread waiter([&] { waited = (*rank0)->WaitMerged(0, 1); });
-  ENTROGRAD_ASSERT_OK((*rank0)->SendLayer(MakeContribution(0, 0, 1, layers[1].numel)));
+  ENTROGRAD_ASSERT_OK(
+      (*rank0)->SendLayer(MakeContribution(0, 0, 1, layers[1].numel)));
   absl::SleepFor(absl::Milliseconds(50));
-  ENTROGRAD_ASSERT_OK((*rank1)->SendLayer(MakeContribution(1, 0, 1, layers[1].numel)));
+  ENTROGRAD_ASSERT_OK(
+      (*rank1)->SendLayer(MakeContribution(1, 0, 1, layers[1].numel)));
   waiter.join();
   ENTROGRAD_ASSERT_OK(waited);
   EXPECT_TRUE(BitwiseEqual(
       ToDense(waited->payload),
       ReferenceMerge({MakeContribution(0, 0, 1, layers[1].numel),
                       MakeContribution(1, 0, 1, layers[1].numel)})));
-  EXPECT_THAT((*rank0)->WaitMerged(0, 1),
-              StatusIs(absl::StatusCode::kFailedPrecondition, "already returned"));
+  EXPECT_THAT(
+      (*rank0)->WaitMerged(0, 1),
+      StatusIs(absl::StatusCode::kFailedPrecondition, "already returned"));
   // A contribution is sent once.
   EXPECT_THAT((*rank0)->SendLayer(MakeContribution(0, 0, 1, layers[1].numel)),
               StatusIs(absl::StatusCode::kFailedPrecondition, "already sent"));

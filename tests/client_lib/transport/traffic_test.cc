@@ -19,27 +19,31 @@ TEST(ClientTrafficTest, CountsPayloadBytesBothWays) {
   const std::vector<LayerSpecification> layers = TestLayers(4);
   std::vector<std::unique_ptr<Client>> clients;
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
-    auto client = Client::Connect(TestOptions(shards.addresses(), "traffic", rank, kWorld),
-                                  layers, 3);
+    auto client = Client::Connect(
+        TestOptions(shards.addresses(), "traffic", rank, kWorld), layers, 3);
     ENTROGRAD_ASSERT_OK(client);
     clients.push_back(std::move(*client));
   }
   std::vector<WorkerRun> runs(kWorld);
   std::vector<std::thread> threads;
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
-    threads.emplace_back([&, rank] { runs[rank] = RunWorker(*clients[rank], rank, kSteps, layers); });
+    threads.emplace_back([&, rank] {
+      runs[rank] = RunWorker(*clients[rank], rank, kSteps, layers);
+    });
   }
   for (auto& thread : threads) thread.join();
 
   int64_t dense_bytes = 0;
-  for (const LayerSpecification& layer : layers) dense_bytes += 4 * layer.numel * kSteps;
+  for (const LayerSpecification& layer : layers)
+    dense_bytes += 4 * layer.numel * kSteps;
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
     ENTROGRAD_ASSERT_OK(runs[rank].status);
     // What this rank encoded, encoded again here the same way.
     int64_t uplink = 0;
     for (int64_t step = 0; step < kSteps; ++step) {
       for (uint32_t l = 0; l < layers.size(); ++l) {
-        const LayerContribution c = MakeContribution(rank, step, l, layers[l].numel);
+        const LayerContribution c =
+            MakeContribution(rank, step, l, layers[l].numel);
         auto payload = c.dense ? EncodeDense(c.values)
                                : EncodeSparse(c.numel, c.indices, c.values);
         ASSERT_TRUE(payload.ok());
@@ -47,7 +51,8 @@ TEST(ClientTrafficTest, CountsPayloadBytesBothWays) {
       }
     }
     int64_t downlink = 0;
-    for (const auto& [key, merged] : runs[rank].merged) downlink += merged.wire_bytes;
+    for (const auto& [key, merged] : runs[rank].merged)
+      downlink += merged.wire_bytes;
     const ClientTraffic traffic = runs[rank].traffic;
     EXPECT_EQ(traffic.uplink_wire_bytes, uplink) << "rank " << rank;
     EXPECT_EQ(traffic.uplink_dense_bytes, dense_bytes);
@@ -58,7 +63,8 @@ TEST(ClientTrafficTest, CountsPayloadBytesBothWays) {
     EXPECT_EQ(traffic.saturated_values, 0);
   }
   // The merged payload bytes are what the shard encoded: equal on all ranks.
-  EXPECT_EQ(runs[0].traffic.downlink_wire_bytes, runs[1].traffic.downlink_wire_bytes);
+  EXPECT_EQ(runs[0].traffic.downlink_wire_bytes,
+            runs[1].traffic.downlink_wire_bytes);
 }
 
 TEST(ClientTrafficTest, HalfPrecisionHalvesValueBytesAndCountsSaturation) {
@@ -78,10 +84,12 @@ TEST(ClientTrafficTest, HalfPrecisionHalvesValueBytesAndCountsSaturation) {
   ENTROGRAD_ASSERT_OK((*client)->SendLayer(c));
   auto merged = (*client)->WaitMerged(0, 0);
   ENTROGRAD_ASSERT_OK(merged);
-  EXPECT_EQ(merged->payload.values, (std::vector<float>{0.5f, 65504.0f, -2.0f}));
+  EXPECT_EQ(merged->payload.values,
+            (std::vector<float>{0.5f, 65504.0f, -2.0f}));
   const ClientTraffic traffic = (*client)->traffic();
   EXPECT_EQ(traffic.saturated_values, 1);
-  auto expected = EncodeSparse(c.numel, c.indices, c.values, {ValueType::kF16, std::nullopt});
+  auto expected = EncodeSparse(c.numel, c.indices, c.values,
+                               {ValueType::kF16, std::nullopt});
   ASSERT_TRUE(expected.ok());
   EXPECT_EQ(traffic.uplink_wire_bytes, expected->WireBytes());
   EXPECT_EQ(traffic.uplink_dense_bytes, 4000);

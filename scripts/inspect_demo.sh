@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's first command (until the training job lands): sets up a fresh
+# The compressor on its own: sets up a fresh
 # Debian 12 machine, builds entrograd, makes gradient-like layers (a small
 # CNN's layer shapes, heavy-tailed values with per-layer structure) and shows
 # what the compressor does to each: entropy, keep ratio, k and wire bytes
