@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   python3-grpcio python3-grpc-tools python3-numpy
+  openssl  # test certificates for the TLS tests
 )
 if [[ "${ENTROGRAD_SETUP_PROMETHEUS:-1}" == 1 ]]; then
   PACKAGES+=(prometheus)
