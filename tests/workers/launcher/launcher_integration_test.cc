@@ -3,7 +3,11 @@
 // built (it needs LibTorch).
 #include <sys/wait.h>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 #include <string>
 
 #include "absl/time/time.h"
@@ -57,6 +61,49 @@ TEST(LauncherIntegrationTest, TwoWorkersTwentyStepsSucceed) {
   EXPECT_THAT(ReadFileOrEmpty(out + "/plot.svg"), HasSubstr("<polyline"));
   EXPECT_TRUE(std::filesystem::exists(out + "/rank0.log"));
   EXPECT_TRUE(std::filesystem::exists(out + "/aggregator.log"));
+}
+
+// The pid of the running process whose command line holds every one of
+// `needles`, or -1.
+pid_t FindProcess(const std::vector<std::string>& needles) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string command_line = ReadFileOrEmpty(entry.path().string() + "/cmdline");
+    std::replace(command_line.begin(), command_line.end(), '\0', ' ');
+    bool all = !command_line.empty();
+    for (const std::string& needle : needles) {
+      all = all && command_line.find(needle) != std::string::npos;
+    }
+    if (all) return static_cast<pid_t>(std::stol(name));
+  }
+  return -1;
+}
+
+TEST(LauncherIntegrationTest, KilledRealWorkerIsNamedAndTheRunFails) {
+  if (!std::filesystem::exists(WorkerPath())) {
+    GTEST_SKIP() << "entrograd-worker not built (" << WorkerPath() << ")";
+  }
+  TempDir dir;
+  const std::string out = dir.File("run");
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      auto launcher,
+      LauncherProcess::Start({"--workers", "3", "--max_steps", "100000",
+                              "--round_timeout", "3s", "--out", out}));
+  ASSERT_TRUE(launcher->WaitForOutput("step", absl::Minutes(3)))
+      << launcher->Output();
+  const pid_t rank1 = FindProcess({"entrograd-worker", "--rank=1", out});
+  ASSERT_GT(rank1, 0) << "rank 1's worker process not found";
+  ASSERT_EQ(::kill(rank1, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(2)));
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(60)) << "the failure took too long";
+  ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
+  EXPECT_NE(WEXITSTATUS(status), 0) << launcher->Output();
+  EXPECT_THAT(launcher->Output(), HasSubstr("rank 1")) << launcher->Output();
+  EXPECT_FALSE(std::filesystem::exists(out + "/summary.json"));
+  // Nothing is left running.
+  EXPECT_EQ(FindProcess({"entrograd-worker", out}), -1);
 }
 
 }  // namespace
