@@ -9,6 +9,7 @@
 #include "aggregator/merge/sparse_merge.h"
 #include "common/log.h"
 #include "entrograd/codec.h"
+#include "transport/job_id.h"
 #include "transport/payload_proto.h"
 
 namespace entrograd::aggregator {
@@ -16,16 +17,6 @@ namespace entrograd::aggregator {
 namespace {
 
 using RoundKey = std::pair<int64_t, uint32_t>;  // (step, layer)
-
-bool IsValidJobId(absl::string_view job_id) {
-  if (job_id.empty() || job_id.size() > 128) return false;
-  for (char c : job_id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
 
 std::string RoundName(int64_t step, uint32_t layer, absl::string_view name) {
   return absl::StrCat("round (step ", step, ", layer ", layer, " \"", name,

@@ -4,58 +4,27 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/json_quote.h"
 
 namespace entrograd::workers {
 
-std::string JsonEscape(absl::string_view text) {
-  std::string out;
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out;
-}
-
 EventLine::EventLine(absl::string_view event)
-    : text_(absl::StrCat("{\"event\":\"", JsonEscape(event), "\"")) {}
+    : text_(absl::StrCat("{\"event\":", JsonQuote(event))) {}
 
 EventLine& EventLine::Add(absl::string_view key, double value) {
   // JSON has no NaN/Inf: they become null.
-  absl::StrAppend(
-      &text_, ",\"", JsonEscape(key),
-      "\":", std::isfinite(value) ? absl::StrFormat("%.9g", value) : "null");
+  absl::StrAppend(&text_, ",", JsonQuote(key), ":",
+                  std::isfinite(value) ? absl::StrFormat("%.9g", value) : "null");
   return *this;
 }
 
 EventLine& EventLine::Add(absl::string_view key, int64_t value) {
-  absl::StrAppend(&text_, ",\"", JsonEscape(key), "\":", value);
+  absl::StrAppend(&text_, ",", JsonQuote(key), ":", value);
   return *this;
 }
 
 EventLine& EventLine::Add(absl::string_view key, absl::string_view value) {
-  absl::StrAppend(&text_, ",\"", JsonEscape(key), "\":\"", JsonEscape(value),
-                  "\"");
+  absl::StrAppend(&text_, ",", JsonQuote(key), ":", JsonQuote(value));
   return *this;
 }
 

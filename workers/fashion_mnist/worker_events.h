@@ -30,9 +30,6 @@ class EventLine {
   std::string text_;
 };
 
-// JSON string escaping for the values above.
-std::string JsonEscape(absl::string_view text);
-
 }  // namespace entrograd::workers
 
 #endif  // ENTROGRAD_WORKERS_FASHION_MNIST_WORKER_EVENTS_H_

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/json_quote.h"  // JsonQuote, used by FlatJsonWriter
 
 namespace entrograd::launcher {
 
@@ -35,8 +36,7 @@ using FlatJsonObject = std::map<std::string, JsonValue, std::less<>>;
 // truncated line and text after the closing brace.
 absl::StatusOr<FlatJsonObject> ParseFlatJsonObject(absl::string_view text);
 
-// `text` as a JSON string literal, quotes included.
-std::string JsonQuote(absl::string_view text);
+
 
 // `value` as a JSON number: integers without exponent or fraction, others
 // in the shortest form that reads back exactly; NaN and infinities as null

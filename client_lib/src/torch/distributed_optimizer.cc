@@ -18,6 +18,20 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// What the client sends for a compressed layer (the vectors are moved).
+LayerContribution ToContribution(CompressedLayer&& compressed, uint32_t layer) {
+  LayerContribution contribution;
+  contribution.step = compressed.step;
+  contribution.layer = layer;
+  contribution.numel = static_cast<uint64_t>(compressed.numel);
+  contribution.dense = compressed.dense;
+  contribution.indices = std::move(compressed.indices);
+  contribution.values = std::move(compressed.values);
+  contribution.entropy = compressed.entropy.entropy;
+  contribution.keep_ratio = compressed.keep_ratio;
+  return contribution;
+}
+
 // A float32, contiguous CPU copy (or view) of a gradient.
 torch::Tensor CpuFloat(const torch::Tensor& tensor) {
   return tensor.detach().to(torch::kCPU, torch::kFloat32).contiguous();
@@ -174,15 +188,8 @@ absl::Status DistributedOptimizer::CompressAndSend(
     return absl::Status(status.code(), absl::StrCat("parameter \"", layer.name,
                                                     "\": ", status.message()));
   }
-  LayerContribution contribution;
-  contribution.step = step_;
-  contribution.layer = static_cast<uint32_t>(index);
-  contribution.numel = static_cast<uint64_t>(layer.numel);
-  contribution.dense = compressed.dense;
-  contribution.indices = std::move(compressed.indices);
-  contribution.values = std::move(compressed.values);
-  contribution.entropy = compressed.entropy.entropy;
-  contribution.keep_ratio = compressed.keep_ratio;
+  LayerContribution contribution =
+      ToContribution(std::move(compressed), static_cast<uint32_t>(index));
   const double seconds = SecondsSince(start);
   layer.compress_nanos += static_cast<int64_t>(seconds * 1e9);
   if (options_.metrics != nullptr) {
@@ -248,16 +255,8 @@ absl::Status DistributedOptimizer::StepImpl() {
       absl::Status status = layer.compressor->SelectTopK(
           k, step_, static_cast<double>(k) / layer.numel, &compressed);
       if (!status.ok()) return status;
-      LayerContribution contribution;
-      contribution.step = step_;
-      contribution.layer = static_cast<uint32_t>(index);
-      contribution.numel = static_cast<uint64_t>(layer.numel);
-      contribution.dense = compressed.dense;
-      contribution.indices = std::move(compressed.indices);
-      contribution.values = std::move(compressed.values);
-      contribution.entropy = compressed.entropy.entropy;
-      contribution.keep_ratio = compressed.keep_ratio;
-      status = client_->SendLayer(std::move(contribution));
+      status = client_->SendLayer(
+          ToContribution(std::move(compressed), static_cast<uint32_t>(index)));
       if (!status.ok()) return status;
     }
     timing.compress_seconds += SecondsSince(start);

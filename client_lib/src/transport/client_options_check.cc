@@ -4,20 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "entrograd/shard_map.h"
+#include "transport/job_id.h"
 
 namespace entrograd {
 
 namespace {
-
-bool IsValidJobId(absl::string_view job_id) {
-  if (job_id.empty() || job_id.size() > 128) return false;
-  for (char c : job_id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
 
 // gRPC metadata values must be printable ASCII.
 bool IsValidToken(absl::string_view token) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/json_quote.h"
 #include "entrograd/codec.h"
 
 namespace entrograd::cli {
@@ -18,36 +19,6 @@ size_t EncodingSlot(IndexEncoding encoding) {
     if (kAllIndexEncodings[e] == encoding) return e;
   }
   return 0;
-}
-
-// Length of the valid UTF-8 sequence starting at text[i], or 0 if the bytes
-// there are not one (overlong forms, surrogates and > U+10FFFF included).
-size_t Utf8SequenceLength(absl::string_view text, size_t i) {
-  const auto byte = [&](size_t j) {
-    return static_cast<unsigned char>(text[j]);
-  };
-  const unsigned char lead = byte(i);
-  size_t length;
-  unsigned char low = 0x80, high = 0xBF;  // bounds of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (size_t j = 2; j < length; ++j) {
-    if (byte(i + j) < 0x80 || byte(i + j) > 0xBF) return 0;
-  }
-  return length;
 }
 
 std::string JsonDouble(double value) { return absl::StrFormat("%.17g", value); }
@@ -119,54 +90,6 @@ std::string PolicyLine(const CompressionOptions& options) {
 
 }  // namespace
 
-std::string JsonString(absl::string_view text) {
-  std::string out = "\"";
-  for (size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80) {
-      const size_t length = Utf8SequenceLength(text, i);
-      if (length == 0) {
-        out += "\\ufffd";
-        ++i;
-      } else {
-        out.append(text.data() + i, length);
-        i += length;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-    ++i;
-  }
-  return out + "\"";
-}
 
 std::string FormatInspectJson(absl::Span<const LayerInspection> layers) {
   std::vector<std::string> rows;
@@ -175,11 +98,11 @@ std::string FormatInspectJson(absl::Span<const LayerInspection> layers) {
     std::vector<std::string> bytes;
     for (size_t e = 0; e < kIndexEncodingCount; ++e) {
       bytes.push_back(
-          absl::StrCat(JsonString(IndexEncodingName(kAllIndexEncodings[e])),
+          absl::StrCat(JsonQuote(IndexEncodingName(kAllIndexEncodings[e])),
                        ": ", layer.encoded_bytes[e]));
     }
     rows.push_back(absl::StrCat(
-        "  {\"name\": ", JsonString(layer.name), ", \"numel\": ", layer.numel,
+        "  {\"name\": ", JsonQuote(layer.name), ", \"numel\": ", layer.numel,
         ", \"entropy\": ", JsonDouble(layer.entropy.entropy),
         ", \"normalized_entropy\": ",
         JsonDouble(layer.entropy.normalized_entropy),
@@ -188,7 +111,7 @@ std::string FormatInspectJson(absl::Span<const LayerInspection> layers) {
         ", \"keep_ratio\": ", JsonDouble(layer.keep_ratio),
         ", \"k\": ", layer.k, ", \"encoded_bytes\": {",
         absl::StrJoin(bytes, ", "), "}", ", \"auto_encoding\": ",
-        JsonString(IndexEncodingName(layer.auto_encoding)), "}"));
+        JsonQuote(IndexEncodingName(layer.auto_encoding)), "}"));
   }
   if (rows.empty()) return "{\"layers\": []}\n";
   return absl::StrCat("{\"layers\": [\n", absl::StrJoin(rows, ",\n"), "\n]}\n");

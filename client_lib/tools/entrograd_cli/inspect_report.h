@@ -29,11 +29,6 @@ std::string FormatInspectTable(absl::Span<const LayerInspection> layers,
 // Ends with a newline.
 std::string FormatInspectJson(absl::Span<const LayerInspection> layers);
 
-// `text` as a quoted JSON string: quote, backslash and control characters
-// escaped; bytes that are not valid UTF-8 become U+FFFD so the output is
-// always valid JSON (file names need not be UTF-8).
-std::string JsonString(absl::string_view text);
-
 }  // namespace entrograd::cli
 
 #endif  // ENTROGRAD_TOOLS_ENTROGRAD_CLI_INSPECT_REPORT_H_

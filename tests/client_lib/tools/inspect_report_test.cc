@@ -9,6 +9,7 @@
 #include "entrograd/compression_options.h"
 #include "entrograd_cli/inspect_command.h"
 #include "gmock/gmock.h"
+#include "common/json_quote.h"
 #include "gtest/gtest.h"
 #include "json_reader.h"
 #include "support/status_matchers.h"
@@ -94,28 +95,28 @@ TEST(FormatInspectJsonTest, NoLayersIsAnEmptyArray) {
   EXPECT_EQ(FormatInspectJson({}), "{\"layers\": []}\n");
 }
 
-TEST(JsonStringTest, EscapesQuotesBackslashesAndControlCharacters) {
-  EXPECT_EQ(JsonString("plain.npy"), "\"plain.npy\"");
-  EXPECT_EQ(JsonString("a\"b\\c"), "\"a\\\"b\\\\c\"");
-  EXPECT_EQ(JsonString("\n\t\r\b\f"), "\"\\n\\t\\r\\b\\f\"");
-  EXPECT_EQ(JsonString(std::string("\x01\x1f\x00", 3)),
+TEST(JsonQuoteTest, EscapesQuotesBackslashesAndControlCharacters) {
+  EXPECT_EQ(JsonQuote("plain.npy"), "\"plain.npy\"");
+  EXPECT_EQ(JsonQuote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(JsonQuote("\n\t\r\b\f"), "\"\\n\\t\\r\\b\\f\"");
+  EXPECT_EQ(JsonQuote(std::string("\x01\x1f\x00", 3)),
             "\"\\u0001\\u001f\\u0000\"");
-  EXPECT_EQ(JsonString("\x7f"), "\"\x7f\"");
+  EXPECT_EQ(JsonQuote("\x7f"), "\"\x7f\"");
 }
 
-TEST(JsonStringTest, KeepsValidUtf8AndReplacesInvalidBytes) {
-  EXPECT_EQ(JsonString("gr\xc3\xa4"
+TEST(JsonQuoteTest, KeepsValidUtf8AndReplacesInvalidBytes) {
+  EXPECT_EQ(JsonQuote("gr\xc3\xa4"
                        "dient_\xe2\x82\xac_\xf0\x9f\x98\x80"),
             "\"gr\xc3\xa4"
             "dient_\xe2\x82\xac_\xf0\x9f\x98\x80\"");
-  EXPECT_EQ(JsonString("a\xff"
+  EXPECT_EQ(JsonQuote("a\xff"
                        "b"),
             "\"a\\ufffdb\"");
-  EXPECT_EQ(JsonString("\xc3"), "\"\\ufffd\"");             // cut short
-  EXPECT_EQ(JsonString("\xc0\xaf"), "\"\\ufffd\\ufffd\"");  // overlong
-  EXPECT_EQ(JsonString("\xed\xa0\x80"),                     // surrogate
+  EXPECT_EQ(JsonQuote("\xc3"), "\"\\ufffd\"");             // cut short
+  EXPECT_EQ(JsonQuote("\xc0\xaf"), "\"\\ufffd\\ufffd\"");  // overlong
+  EXPECT_EQ(JsonQuote("\xed\xa0\x80"),                     // surrogate
             "\"\\ufffd\\ufffd\\ufffd\"");
-  EXPECT_EQ(JsonString("\xf4\x90\x80\x80"),  // > U+10FFFF
+  EXPECT_EQ(JsonQuote("\xf4\x90\x80\x80"),  // > U+10FFFF
             "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
 }
 
