@@ -7,8 +7,13 @@
 // gets PR_SET_PDEATHSIG=SIGKILL, so even a launcher killed hard takes its
 // children with it. The destructor SIGKILLs and reaps a child still running.
 //
+// Also the low-level layer of the process tests' ChildProcess
+// (tests/aggregator/process), which adds a reader thread and timeouts.
+//
 // Thread safety: none; use from the thread that spawned it
-// (PR_SET_PDEATHSIG follows the spawning thread).
+// (PR_SET_PDEATHSIG follows the spawning thread). The one exception: the
+// pipes (fd, ReadAvailable) share no state with the signal and reap side, so
+// one other thread may own them, provided it is done before destruction.
 #ifndef ENTROGRAD_WORKERS_LAUNCHER_CHILD_PROCESS_H_
 #define ENTROGRAD_WORKERS_LAUNCHER_CHILD_PROCESS_H_
 

@@ -1,11 +1,8 @@
 #include "aggregator/process/aggregator_process.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -13,134 +10,31 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
-extern char** environ;
-
 namespace entrograd::testing {
 
-namespace {
-
-absl::Status ErrnoStatus(absl::string_view what) {
-  return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
-}
-
-void CloseFd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
-
-}  // namespace
-
 std::string DescribeWaitStatus(int wait_status) {
-  if (WIFEXITED(wait_status)) {
-    return absl::StrCat("exited with status ", WEXITSTATUS(wait_status));
-  }
-  if (WIFSIGNALED(wait_status)) {
-    return absl::StrCat("killed by signal ", WTERMSIG(wait_status), " (",
-                        ::strsignal(WTERMSIG(wait_status)), ")");
-  }
-  return absl::StrCat("wait status ", wait_status);
+  return launcher::DescribeWaitStatus(wait_status);
 }
 
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(
     const std::string& path, const std::vector<std::string>& args) {
-  // Everything the child needs is prepared before fork: between fork and
-  // exec only async-signal-safe calls are made (the parent has threads).
-  std::vector<std::string> argv_storage;
-  argv_storage.push_back(path);
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : argv_storage) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  int out_pipe[2] = {-1, -1};
-  int err_pipe[2] = {-1, -1};
-  // exec_pipe carries errno from a failed exec; it closes on a successful
-  // exec (O_CLOEXEC), which the parent sees as EOF.
-  int exec_pipe[2] = {-1, -1};
-  int dev_null = -1;
-  auto close_all = [&] {
-    for (int* fd : {&out_pipe[0], &out_pipe[1], &err_pipe[0], &err_pipe[1],
-                    &exec_pipe[0], &exec_pipe[1], &dev_null}) {
-      CloseFd(*fd);
-    }
-  };
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
-      ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
-    absl::Status status = ErrnoStatus("pipe2");
-    close_all();
-    return status;
-  }
-  dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (dev_null < 0) {
-    absl::Status status = ErrnoStatus("open /dev/null");
-    close_all();
-    return status;
-  }
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    absl::Status status = ErrnoStatus("fork");
-    close_all();
-    return status;
-  }
-  if (pid == 0) {
-    // Child. Die with the parent, even if the test binary is SIGKILLed.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(126);
-    // Default signal mask and dispositions (the parent may ignore SIGPIPE).
-    sigset_t empty;
-    sigemptyset(&empty);
-    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-    struct sigaction default_action;
-    std::memset(&default_action, 0, sizeof(default_action));
-    default_action.sa_handler = SIG_DFL;
-    ::sigaction(SIGPIPE, &default_action, nullptr);
-    // dup2 clears O_CLOEXEC on the targets.
-    if (::dup2(dev_null, 0) < 0 || ::dup2(out_pipe[1], 1) < 0 ||
-        ::dup2(err_pipe[1], 2) < 0) {
-      const int error = errno;
-      (void)!::write(exec_pipe[1], &error, sizeof(error));
-      ::_exit(127);
-    }
-    ::execve(argv[0], argv.data(), environ);
-    const int error = errno;
-    (void)!::write(exec_pipe[1], &error, sizeof(error));
-    ::_exit(127);
-  }
-
-  // Parent.
-  CloseFd(out_pipe[1]);
-  CloseFd(err_pipe[1]);
-  CloseFd(exec_pipe[1]);
-  CloseFd(dev_null);
-  int exec_errno = 0;
-  ssize_t n;
-  do {
-    n = ::read(exec_pipe[0], &exec_errno, sizeof(exec_errno));
-  } while (n < 0 && errno == EINTR);
-  CloseFd(exec_pipe[0]);
-  if (n > 0) {
-    int ignored;
-    ::waitpid(pid, &ignored, 0);
-    CloseFd(out_pipe[0]);
-    CloseFd(err_pipe[0]);
-    return absl::InternalError(absl::StrCat("cannot exec ", path, ": ",
-                                            std::strerror(exec_errno)));
-  }
-
-  std::unique_ptr<ChildProcess> child(new ChildProcess());
-  child->pid_ = pid;
-  child->stdout_fd_ = out_pipe[0];
-  child->stderr_fd_ = err_pipe[0];
+  absl::StatusOr<std::unique_ptr<launcher::ChildProcess>> process =
+      launcher::ChildProcess::Spawn(path, args);
+  if (!process.ok()) return process.status();
+  std::unique_ptr<ChildProcess> child(new ChildProcess(std::move(*process)));
   child->reader_ = std::thread([raw = child.get()] { raw->ReadLoop(); });
   return child;
 }
+
+ChildProcess::ChildProcess(std::unique_ptr<launcher::ChildProcess> process)
+    : process_(std::move(process)) {}
 
 ChildProcess::~ChildProcess() {
   Kill();
@@ -149,19 +43,23 @@ ChildProcess::~ChildProcess() {
     stop_reader_ = true;
   }
   if (reader_.joinable()) reader_.join();
-  CloseFd(stdout_fd_);
-  CloseFd(stderr_fd_);
+  // process_ closes the pipes once the reader no longer polls them.
 }
 
 void ChildProcess::ReadLoop() {
-  bool out_open = true;
-  bool err_open = true;
+  using Stream = launcher::ChildProcess::Stream;
   int idle_polls_after_stop = 0;
-  while (out_open || err_open) {
+  while (true) {
+    // A stream's fd turns -1 once ReadAvailable saw its end of file.
     pollfd fds[2];
+    Stream streams[2];
     int count = 0;
-    if (out_open) fds[count++] = {stdout_fd_, POLLIN, 0};
-    if (err_open) fds[count++] = {stderr_fd_, POLLIN, 0};
+    for (Stream stream : {Stream::kStdout, Stream::kStderr}) {
+      if (process_->fd(stream) < 0) continue;
+      streams[count] = stream;
+      fds[count++] = {process_->fd(stream), POLLIN, 0};
+    }
+    if (count == 0) break;
     const int ready = ::poll(fds, count, 50);
     if (ready < 0 && errno != EINTR) break;
     if (ready <= 0) {
@@ -172,17 +70,12 @@ void ChildProcess::ReadLoop() {
     }
     for (int i = 0; i < count; ++i) {
       if (fds[i].revents == 0) continue;
-      char buffer[4096];
-      const ssize_t n = ::read(fds[i].fd, buffer, sizeof(buffer));
-      if (n < 0 && errno == EINTR) continue;
-      const bool is_out = fds[i].fd == stdout_fd_;
+      std::string chunk;
+      const bool open = process_->ReadAvailable(streams[i], &chunk);
+      const bool is_out = streams[i] == Stream::kStdout;
       absl::MutexLock lock(&mutex_);
-      if (n <= 0) {
-        (is_out ? out_open : err_open) = false;
-        (is_out ? stdout_closed_ : stderr_closed_) = true;
-      } else {
-        (is_out ? stdout_ : stderr_).append(buffer, static_cast<size_t>(n));
-      }
+      (is_out ? stdout_ : stderr_).append(chunk);
+      if (!open) (is_out ? stdout_closed_ : stderr_closed_) = true;
     }
   }
   absl::MutexLock lock(&mutex_);
@@ -191,43 +84,38 @@ void ChildProcess::ReadLoop() {
 }
 
 absl::Status ChildProcess::Signal(int signal) {
-  if (wait_status_.has_value()) {
+  if (!process_->running()) {
     return absl::FailedPreconditionError("the child was already reaped");
   }
-  if (::kill(pid_, signal) != 0) return ErrnoStatus("kill");
+  // The child alone, as a test means it; SignalGroup would reach the
+  // grandchildren too.
+  if (::kill(process_->pid(), signal) != 0) {
+    return absl::InternalError(absl::StrCat("kill: ", std::strerror(errno)));
+  }
   return absl::OkStatus();
 }
 
 absl::StatusOr<int> ChildProcess::Wait(absl::Duration timeout) {
-  if (wait_status_.has_value()) return *wait_status_;
+  if (!process_->running()) return *process_->wait_status();
   const absl::Time deadline = absl::Now() + timeout;
-  while (true) {
-    int status = 0;
-    const pid_t got = ::waitpid(pid_, &status, WNOHANG);
-    if (got == pid_) {
-      wait_status_ = status;
-      AwaitOutputClosed(absl::Seconds(1));
-      return status;
-    }
-    if (got < 0 && errno != EINTR) return ErrnoStatus("waitpid");
+  while (!process_->TryReap()) {
     if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "pid ", pid_, " still running after ", absl::FormatDuration(timeout)));
+      return absl::DeadlineExceededError(
+          absl::StrCat("pid ", process_->pid(), " still running after ",
+                       absl::FormatDuration(timeout)));
     }
     absl::SleepFor(absl::Milliseconds(10));
   }
+  AwaitOutputClosed(absl::Seconds(1));
+  return *process_->wait_status();
 }
 
 int ChildProcess::Kill() {
-  if (wait_status_.has_value()) return *wait_status_;
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  pid_t got;
-  do {
-    got = ::waitpid(pid_, &status, 0);
-  } while (got < 0 && errno == EINTR);
-  wait_status_ = status;
-  return status;
+  if (process_->running()) {
+    process_->SignalGroup(SIGKILL).IgnoreError();
+    process_->Reap();
+  }
+  return *process_->wait_status();
 }
 
 void ChildProcess::AwaitOutputClosed(absl::Duration timeout) {

@@ -3,6 +3,10 @@
 // entrograd-aggregator binary, whose "serving on port P, metrics on port M"
 // line is read with a timeout.
 //
+// The fork/exec, pipes and reaping are the launcher's
+// (workers/launcher/child_process.h); this adds a reader thread that
+// captures the output, and waits with timeouts.
+//
 // No leaked processes: the destructor SIGKILLs and reaps a child still
 // running, and every child gets PR_SET_PDEATHSIG=SIGKILL, so even a test
 // binary killed hard (ctest timeout) takes its children with it.
@@ -25,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "workers/launcher/child_process.h"
 
 namespace entrograd::testing {
 
@@ -45,9 +50,10 @@ class ChildProcess {
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return process_->pid(); }
 
-  // Sends `signal`; FAILED_PRECONDITION once the child was reaped.
+  // Sends `signal` to the child only (not its process group);
+  // FAILED_PRECONDITION once the child was reaped.
   absl::Status Signal(int signal);
 
   // Waits up to `timeout` for the child to exit and returns its raw wait
@@ -70,18 +76,17 @@ class ChildProcess {
   std::string Stderr() const;
 
   // The exit status once reaped.
-  std::optional<int> wait_status() const { return wait_status_; }
+  std::optional<int> wait_status() const { return process_->wait_status(); }
 
  private:
-  ChildProcess() = default;
+  explicit ChildProcess(std::unique_ptr<launcher::ChildProcess> process);
   void ReadLoop();
   // Waits for the reader to see EOF on both pipes, up to `timeout`.
   void AwaitOutputClosed(absl::Duration timeout);
 
-  pid_t pid_ = -1;
-  std::optional<int> wait_status_;
-  int stdout_fd_ = -1;
-  int stderr_fd_ = -1;
+  // Signalled and reaped on the owning thread; its pipes are read only by
+  // reader_, which is joined before process_ closes them.
+  std::unique_ptr<launcher::ChildProcess> process_;
   std::thread reader_;
 
   mutable absl::Mutex mutex_;
