@@ -1,6 +1,6 @@
 // Merge of the W ranks' sparse contributions of one round (ALGORITHM.md step
-// 6), side by side in one run: entrograd's SparseMerger (default strategy and
-// the forced k-way heap), a std::map merge, and a dense scatter-add into a
+// 6), side by side in one run: entrograd's SparseMerger (its choice, and each
+// strategy forced), a std::map merge, and a dense scatter-add into a
 // zeroed numel buffer followed by a scan for nonzeros. items_per_second
 // counts input nonzeros. Table: bench/merge_report.py.
 
@@ -72,7 +72,8 @@ void Finish(benchmark::State& state, const BenchRound& round,
   state.counters["merged_nonzeros"] = static_cast<double>(merged_count);
 }
 
-void RunSparseMerger(benchmark::State& state, bool force_kway) {
+// `forced`: the strategy to force, or nullptr for ChooseMergeStrategy's.
+void RunSparseMerger(benchmark::State& state, const MergeStrategy* forced) {
   const int world_size = static_cast<int>(state.range(0));
   const BenchRound& round =
       RoundFor(world_size, static_cast<int>(state.range(1)));
@@ -80,9 +81,10 @@ void RunSparseMerger(benchmark::State& state, bool force_kway) {
   MergedUpdate merged;
   for (auto _ : state) {
     const absl::Status status =
-        force_kway ? merger.MergeWith(MergeStrategy::kKWayMerge, kNumel,
-                                      world_size, round.views, &merged)
-                   : merger.Merge(kNumel, world_size, round.views, &merged);
+        forced != nullptr
+            ? merger.MergeWith(*forced, kNumel, world_size, round.views,
+                               &merged)
+            : merger.Merge(kNumel, world_size, round.views, &merged);
     if (!status.ok()) state.SkipWithError(status.ToString().c_str());
     benchmark::DoNotOptimize(merged.values.data());
   }
@@ -90,10 +92,19 @@ void RunSparseMerger(benchmark::State& state, bool force_kway) {
 }
 
 void BM_EntrogradMerge(benchmark::State& state) {
-  RunSparseMerger(state, false);
+  RunSparseMerger(state, nullptr);
+}
+void BM_EntrogradBlockedMerge(benchmark::State& state) {
+  static constexpr MergeStrategy kForced = MergeStrategy::kBlockedAccumulate;
+  RunSparseMerger(state, &kForced);
 }
 void BM_EntrogradKWayMerge(benchmark::State& state) {
-  RunSparseMerger(state, true);
+  static constexpr MergeStrategy kForced = MergeStrategy::kKWayMerge;
+  RunSparseMerger(state, &kForced);
+}
+void BM_EntrogradSmallBlockMerge(benchmark::State& state) {
+  static constexpr MergeStrategy kForced = MergeStrategy::kSmallBlockAccumulate;
+  RunSparseMerger(state, &kForced);
 }
 
 // Baseline: an ordered map; first contribution assigned, later ones added,
@@ -166,7 +177,9 @@ void MergeArgs(benchmark::internal::Benchmark* bench) {
 }
 
 BENCHMARK(BM_EntrogradMerge)->Apply(MergeArgs);
+BENCHMARK(BM_EntrogradBlockedMerge)->Apply(MergeArgs);
 BENCHMARK(BM_EntrogradKWayMerge)->Apply(MergeArgs);
+BENCHMARK(BM_EntrogradSmallBlockMerge)->Apply(MergeArgs);
 BENCHMARK(BM_StdMapMerge)->Apply(MergeArgs);
 BENCHMARK(BM_DenseScatterMerge)->Apply(MergeArgs);
 

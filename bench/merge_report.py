@@ -28,18 +28,23 @@ def main() -> None:
             runs.sort(key=lambda run: run["real_time"])
             by_name[name] = runs[len(runs) // 2]
     print("| W | density per rank | input nonzeros | merged nonzeros "
-          "| entrograd (ms) | entrograd (M nnz/s) | k-way heap (ms) | std::map (ms) "
+          "| entrograd (ms) | entrograd (M nnz/s) | blocked (M nnz/s) "
+          "| small-block (M nnz/s) | k-way heap (ms) | std::map (ms) "
           "| dense scatter (ms) | speed-up vs std::map | speed-up vs dense scatter |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (world, ppm), by_name in sorted(rows.items()):
         ours = by_name["EntrogradMerge"]
         ours_ms = ours["real_time"]
         kway_ms = by_name["EntrogradKWayMerge"]["real_time"]
+        # The strategies forced, to show where ChooseMergeStrategy's pick wins.
+        blocked = by_name["EntrogradBlockedMerge"]["items_per_second"] / 1e6
+        small = by_name["EntrogradSmallBlockMerge"]["items_per_second"] / 1e6
         map_ms = by_name["StdMapMerge"]["real_time"]
         dense_ms = by_name["DenseScatterMerge"]["real_time"]
         print(f"| {world} | {ppm / 1e4:g}% | {int(ours['input_nonzeros']):,} "
               f"| {int(ours['merged_nonzeros']):,} | {ours_ms:.2f} "
-              f"| {ours['items_per_second'] / 1e6:.0f} | {kway_ms:.2f} | {map_ms:.1f} "
+              f"| {ours['items_per_second'] / 1e6:.0f} | {blocked:.0f} | {small:.0f} "
+              f"| {kway_ms:.2f} | {map_ms:.1f} "
               f"| {dense_ms:.1f} | {map_ms / ours_ms:.1f}x | {dense_ms / ours_ms:.1f}x |")
 
 

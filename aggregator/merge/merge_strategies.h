@@ -1,5 +1,5 @@
-// The two merge strategies behind SparseMerger (see MergeStrategy in
-// sparse_merge.h). Both add in ascending rank order per index starting
+// The merge strategies behind SparseMerger (see MergeStrategy in
+// sparse_merge.h). All add in ascending rank order per index starting
 // from kEmptySum, and divide each sum by float(W). Internal to entrograd_aggregator_merge.
 #ifndef ENTROGRAD_AGGREGATOR_MERGE_MERGE_STRATEGIES_H_
 #define ENTROGRAD_AGGREGATOR_MERGE_MERGE_STRATEGIES_H_
@@ -38,6 +38,18 @@ absl::Status BlockedAccumulate(uint64_t numel,
 absl::Status KWayMerge(uint64_t numel,
                        absl::Span<const RankContribution> contributions,
                        uint64_t max_output, MergedUpdate* out);
+
+// As BlockedAccumulate with blocks of kSmallBlockElements, for very sparse
+// rounds (see MergeStrategy::kSmallBlockAccumulate). Takes a round
+// ValidateRound accepted; same scratch contract as BlockedAccumulate.
+// Errors: INVALID_ARGUMENT when a sum overflows float32 (`out` then partly
+// written; the caller must clear it).
+inline constexpr int kSmallBlockShift = 15;
+inline constexpr uint64_t kSmallBlockElements = uint64_t{1} << kSmallBlockShift;
+absl::Status SmallBlockAccumulate(
+    uint64_t numel, absl::Span<const RankContribution> contributions,
+    uint64_t max_output, std::vector<float>* block_sums,
+    std::vector<uint64_t>* block_touched, MergedUpdate* out);
 
 }  // namespace entrograd::aggregator::merge_internal
 

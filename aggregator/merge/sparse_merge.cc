@@ -90,6 +90,18 @@ absl::Status SparseMerger::MergeValidated(
             merge_internal::KWayMerge(numel, contributions, max_output, out);
       }
       break;
+    case MergeStrategy::kSmallBlockAccumulate:
+      // Validates up front: one vectorised pass is cheaper than checking the
+      // many short runs of a small block one by one.
+      status = merge_internal::ValidateRound(
+          numel, static_cast<int>(contributions.size()), contributions,
+          &total_nonzeros);
+      if (status.ok()) {
+        status = merge_internal::SmallBlockAccumulate(
+            numel, contributions, max_output, &block_sums_, &block_touched_,
+            out);
+      }
+      break;
   }
   if (!status.ok()) {
     Clear(out);

@@ -60,7 +60,7 @@ struct MergedUpdate {
   std::vector<float> values;
 };
 
-// How the merge walks the inputs. Both give bitwise identical results.
+// How the merge walks the inputs. All give bitwise identical results.
 enum class MergeStrategy {
   // Scatter-add each rank's run of indices into a cache-sized block of sums
   // plus a "touched" bitmap, then scan the bitmap to emit ascending indices.
@@ -70,6 +70,11 @@ enum class MergeStrategy {
   // (index, rank). O(nonzeros * log W), nothing proportional to numel:
   // wins only when the whole round holds very few nonzeros.
   kKWayMerge,
+  // As kBlockedAccumulate, for very sparse rounds (under 2 pairs per bitmap
+  // word): validates the whole round first (so the runs need no checks),
+  // uses smaller blocks (32K elements), walks each rank's run with a plain
+  // cursor and flattens the bitmap with few data-dependent branches.
+  kSmallBlockAccumulate,
 };
 
 // The strategy Merge uses for a round of `world_size` ranks carrying

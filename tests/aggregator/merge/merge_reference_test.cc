@@ -15,6 +15,7 @@ namespace entrograd::aggregator {
 namespace {
 
 using merge_internal::kBlockElements;
+using merge_internal::kSmallBlockElements;
 using testing::BitsOf;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -23,7 +24,8 @@ using testing::ReferenceMerge;
 using testing::Round;
 
 constexpr MergeStrategy kStrategies[] = {MergeStrategy::kBlockedAccumulate,
-                                         MergeStrategy::kKWayMerge};
+                                         MergeStrategy::kKWayMerge,
+                                         MergeStrategy::kSmallBlockAccumulate};
 
 void ExpectBitwiseEqual(const MergedUpdate& actual,
                         const MergedUpdate& expected) {
@@ -77,6 +79,26 @@ TEST(MergeReferenceTest, RoundsAcrossSeveralBlocks) {
       SCOPED_TRACE(seed);
       ExpectMatchesReference(
           merger, RandomRound(numel, world_size, seed++, true, true));
+    }
+  }
+}
+
+// kSmallBlockAccumulate's block edges, over sparse and denser rounds (its
+// summary is used only under 0.5 merged pairs per bitmap word, and a word
+// of more than 2 bits takes its slow path), with and without dense ranks.
+TEST(MergeReferenceTest, RoundsAcrossSeveralSmallBlocks) {
+  SparseMerger merger;
+  const uint64_t sizes[] = {kSmallBlockElements - 1, kSmallBlockElements,
+                            kSmallBlockElements + 1,
+                            5 * kSmallBlockElements + 17};
+  uint64_t seed = 3000;
+  for (uint64_t numel : sizes) {
+    for (int world_size : {1, 2, 16}) {
+      for (int repeat = 0; repeat < 4; ++repeat) {
+        SCOPED_TRACE(seed);
+        ExpectMatchesReference(merger, RandomRound(numel, world_size, seed++,
+                                                   repeat == 3, repeat >= 2));
+      }
     }
   }
 }
@@ -189,7 +211,18 @@ TEST(MergeReferenceTest, MergeContributionsConvenience) {
 }
 
 TEST(MergeStrategyTest, ChoosesHeapOnlyForVerySparseRounds) {
+  // W=4 and W=16 at 0.1% per rank: under 2 pairs per bitmap word.
   EXPECT_EQ(ChooseMergeStrategy(25'000'000, 100'000, 4),
+            MergeStrategy::kSmallBlockAccumulate);
+  EXPECT_EQ(ChooseMergeStrategy(25'000'000, 400'000, 16),
+            MergeStrategy::kSmallBlockAccumulate);
+  // W=4 and W=16 at 1%.
+  EXPECT_EQ(ChooseMergeStrategy(25'000'000, 1'000'000, 4),
+            MergeStrategy::kBlockedAccumulate);
+  EXPECT_EQ(ChooseMergeStrategy(25'000'000, 4'000'000, 16),
+            MergeStrategy::kBlockedAccumulate);
+  // A dense rank.
+  EXPECT_EQ(ChooseMergeStrategy(1000, 1000, 2),
             MergeStrategy::kBlockedAccumulate);
   EXPECT_EQ(ChooseMergeStrategy(25'000'000, 10, 4), MergeStrategy::kKWayMerge);
   EXPECT_EQ(ChooseMergeStrategy(1, 1, 1), MergeStrategy::kBlockedAccumulate);

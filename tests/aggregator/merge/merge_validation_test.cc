@@ -22,7 +22,8 @@ using ::testing::IsEmpty;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr MergeStrategy kStrategies[] = {MergeStrategy::kBlockedAccumulate,
-                                         MergeStrategy::kKWayMerge};
+                                         MergeStrategy::kKWayMerge,
+                                         MergeStrategy::kSmallBlockAccumulate};
 
 const std::vector<uint32_t> kGoodIndices = {1, 3};
 const std::vector<float> kGoodValues = {1.0f, 2.0f};
