@@ -138,6 +138,8 @@ absl::Status LayerCompressor::SelectWithPolicy(int64_t step,
     return Commit(step, decision.keep_ratio, /*dense=*/true, out);
   }
   if (decision.k < 0) {  // constant threshold: k known only after comparing
+    // Checked here so that the error names A, as on every other path.
+    ENTROGRAD_RETURN_IF_ERROR(CheckAccumulatedFinite());
     ENTROGRAD_RETURN_IF_ERROR(SelectAtLeastMagnitude(
         pending_accumulated_, static_cast<float>(options_.threshold),
         &out->indices));

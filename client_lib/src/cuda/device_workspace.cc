@@ -1,0 +1,119 @@
+// DeviceWorkspace: the scratch of the CUDA selection, allocated once.
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "core/interval_sums.h"
+#include "cuda/cuda_status.h"
+#include "cuda/kernels.h"
+#include "entrograd/cuda/device_compressor.h"
+
+namespace entrograd {
+namespace cuda {
+
+namespace {
+
+// Alignment of every buffer carved out of one allocation (what cudaMalloc
+// itself guarantees, enough for any vector load).
+constexpr size_t kAlignment = 256;
+
+size_t AlignUp(size_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+}  // namespace
+
+absl::Status CheckCudaDeviceAvailable() {
+  int driver_version = 0;
+  cudaError_t error = cudaDriverGetVersion(&driver_version);
+  if (error != cudaSuccess || driver_version == 0) {
+    return absl::UnavailableError(
+        "no CUDA driver is installed (libcuda.so.1 could not be loaded)");
+  }
+  int runtime_version = 0;
+  cudaRuntimeGetVersion(&runtime_version);
+  if (driver_version < runtime_version) {
+    return absl::UnavailableError(absl::StrCat(
+        "the CUDA driver supports CUDA ", driver_version / 1000, ".",
+        driver_version % 1000 / 10, " but this build needs ",
+        runtime_version / 1000, ".", runtime_version % 1000 / 10));
+  }
+  int devices = 0;
+  error = cudaGetDeviceCount(&devices);
+  if (error != cudaSuccess) {
+    return absl::UnavailableError(absl::StrCat(
+        "no usable CUDA device: ", cudaGetErrorString(error)));
+  }
+  if (devices == 0) return absl::UnavailableError("no CUDA device is present");
+  return absl::OkStatus();
+}
+
+int GradientTypeSize(GradientType type) {
+  return type == GradientType::kFloat32 ? 4 : 2;
+}
+
+absl::StatusOr<std::shared_ptr<DeviceWorkspace>> DeviceWorkspace::Create(
+    int64_t max_numel, int64_t max_intervals) {
+  if (max_numel < 1 || static_cast<uint64_t>(max_numel) > kMaxLayerElements) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_numel = ", max_numel, "; expected 1 <= max_numel <= ",
+                     kMaxLayerElements));
+  }
+  if (max_intervals < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_intervals = ", max_intervals, "; expected >= 1"));
+  }
+  ENTROGRAD_RETURN_IF_ERROR(CheckCudaDeviceAvailable());
+  int device = 0;
+  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+  std::shared_ptr<DeviceWorkspace> workspace(
+      new DeviceWorkspace(max_numel, max_intervals, device));
+  ENTROGRAD_RETURN_IF_ERROR(workspace->Allocate());
+  return workspace;
+}
+
+absl::Status DeviceWorkspace::Allocate() {
+  using internal::kCompactBlocks;
+  const int64_t m = std::min(max_intervals_, max_numel_);
+  ENTROGRAD_CUDA_RETURN_IF_ERROR(
+      internal::SelectTempBytes(max_numel_, &cub_temp_bytes_));
+  const size_t partial_bytes = AlignUp(
+      sizeof(double) *
+      static_cast<size_t>(internal::MaxIntervalPartials(max_numel_, m) + m));
+  const size_t candidate_bytes =
+      AlignUp(sizeof(uint32_t) * static_cast<size_t>(max_numel_));
+  const size_t histogram_bytes = AlignUp(
+      sizeof(uint32_t) *
+      (internal::kSecondDigitBins + internal::kThirdDigitBins));
+  const size_t block_count_bytes =
+      AlignUp(sizeof(uint32_t) * 4 * kCompactBlocks);
+  const size_t state_bytes = AlignUp(sizeof(internal::SelectState));
+  const size_t temp_bytes = AlignUp(cub_temp_bytes_);
+  const size_t total = partial_bytes + candidate_bytes + histogram_bytes +
+                       block_count_bytes + state_bytes + temp_bytes;
+  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMalloc(&memory_, total));
+  char* next = static_cast<char*>(memory_);
+  auto carve = [&next](size_t bytes) {
+    char* buffer = next;
+    next += bytes;
+    return buffer;
+  };
+  interval_partials_ = reinterpret_cast<double*>(carve(partial_bytes));
+  candidates_ = reinterpret_cast<uint32_t*>(carve(candidate_bytes));
+  digit_histograms_ = reinterpret_cast<uint32_t*>(carve(histogram_bytes));
+  block_counts_ = reinterpret_cast<uint32_t*>(carve(block_count_bytes));
+  select_state_ = carve(state_bytes);
+  cub_temp_ = carve(temp_bytes);
+  return absl::OkStatus();
+}
+
+DeviceWorkspace::~DeviceWorkspace() {
+  if (memory_ != nullptr) {
+    ScopedDevice on_device(device_);
+    cudaFree(memory_);
+  }
+}
+
+}  // namespace cuda
+}  // namespace entrograd
