@@ -16,13 +16,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace entrograd {
+namespace entrograd::testing {
 namespace {
 
-using ::entrograd::testing::AggregatorBinaryPath;
-using ::entrograd::testing::ChildProcess;
-using ::entrograd::testing::DescribeWaitStatus;
-using ::entrograd::testing::ScopedTempDir;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -141,4 +137,4 @@ TEST(BadFlagsTest, UnknownFlag) {
 }
 
 }  // namespace
-}  // namespace entrograd
+}  // namespace entrograd::testing

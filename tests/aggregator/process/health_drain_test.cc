@@ -18,27 +18,9 @@
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
 
-namespace entrograd {
+namespace entrograd::testing {
 namespace {
 
-using ::entrograd::testing::AggregatorProcess;
-using ::entrograd::testing::AwaitSample;
-using ::entrograd::testing::CheckHealth;
-using ::entrograd::testing::CompareMerged;
-using ::entrograd::testing::Describe;
-using ::entrograd::testing::DescribeWaitStatus;
-using ::entrograd::testing::EncodeOrDie;
-using ::entrograd::testing::IsOk;
-using ::entrograd::testing::JoinSpec;
-using ::entrograd::testing::LoopbackChannel;
-using ::entrograd::testing::MakeJoin;
-using ::entrograd::testing::MakeUpdate;
-using ::entrograd::testing::RandomSparse;
-using ::entrograd::testing::ReferenceMerge;
-using ::entrograd::testing::ScopedTempDir;
-using ::entrograd::testing::SparseVector;
-using ::entrograd::testing::StatusIs;
-using ::entrograd::testing::TestWorker;
 using ::testing::HasSubstr;
 using ServingStatus = ::grpc::health::v1::HealthCheckResponse;
 
@@ -237,4 +219,4 @@ TEST(DrainProcessTest, SigtermLetsTheRoundInFlightComplete) {
 }
 
 }  // namespace
-}  // namespace entrograd
+}  // namespace entrograd::testing

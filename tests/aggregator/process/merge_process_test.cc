@@ -15,22 +15,8 @@
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
 
-namespace entrograd {
+namespace entrograd::testing {
 namespace {
-
-using ::entrograd::testing::AggregatorProcess;
-using ::entrograd::testing::CompareMerged;
-using ::entrograd::testing::Describe;
-using ::entrograd::testing::EncodeOrDie;
-using ::entrograd::testing::IsOk;
-using ::entrograd::testing::JoinSpec;
-using ::entrograd::testing::LoopbackChannel;
-using ::entrograd::testing::MakeJoin;
-using ::entrograd::testing::MakeUpdate;
-using ::entrograd::testing::RandomSparse;
-using ::entrograd::testing::ReferenceMerge;
-using ::entrograd::testing::SparseVector;
-using ::entrograd::testing::TestWorker;
 
 constexpr uint32_t kRanks = 4;
 constexpr uint64_t kNumel = 3000;
@@ -123,4 +109,4 @@ TEST(MergeProcessTest, FourRanksMergeInRankOrderRegardlessOfArrival) {
 }
 
 }  // namespace
-}  // namespace entrograd
+}  // namespace entrograd::testing

@@ -14,27 +14,12 @@
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
 
-namespace entrograd {
+namespace entrograd::testing {
 namespace {
 
 using ::entrograd::aggregator::testing::PromtoolAvailable;
 using ::entrograd::aggregator::testing::PromtoolResult;
 using ::entrograd::aggregator::testing::RunPromtoolCheckMetrics;
-using ::entrograd::testing::AggregatorProcess;
-using ::entrograd::testing::CompareMerged;
-using ::entrograd::testing::Describe;
-using ::entrograd::testing::EncodeOrDie;
-using ::entrograd::testing::IsOk;
-using ::entrograd::testing::JoinSpec;
-using ::entrograd::testing::LoopbackChannel;
-using ::entrograd::testing::MakeJoin;
-using ::entrograd::testing::MakeUpdate;
-using ::entrograd::testing::RandomSparse;
-using ::entrograd::testing::ReferenceMerge;
-using ::entrograd::testing::SampleValue;
-using ::entrograd::testing::ScrapeMetrics;
-using ::entrograd::testing::SparseVector;
-using ::entrograd::testing::TestWorker;
 
 constexpr uint64_t kNumel = 20000;
 
@@ -128,4 +113,4 @@ TEST_F(MetricsProcessTest, ExpositionPassesPromtool) {
 }
 
 }  // namespace
-}  // namespace entrograd
+}  // namespace entrograd::testing

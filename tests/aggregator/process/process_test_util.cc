@@ -1,31 +1,18 @@
 #include "aggregator/process/process_test_util.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <random>
-#include <set>
+#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "aggregator/metrics/http_get.h"
 #include "aggregator/support/test_worker.h"
-#include "gtest/gtest.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "gtest/gtest.h"
+#include "support/float_bits.h"
 #include "transport/grpc_status.h"
 
 namespace entrograd::testing {
-
-namespace {
-
-uint32_t Bits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
-}  // namespace
 
 std::shared_ptr<grpc::Channel> LoopbackChannel(int port) {
   return grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
@@ -81,61 +68,6 @@ std::optional<double> SampleValue(const std::string& exposition,
     return parsed;
   }
   return std::nullopt;
-}
-
-SparseVector RandomSparse(uint64_t numel, size_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  count = std::min<size_t>(count, numel);
-  std::set<uint32_t> chosen;
-  std::uniform_int_distribution<uint32_t> index(0, static_cast<uint32_t>(numel - 1));
-  while (chosen.size() < count) chosen.insert(index(rng));
-  SparseVector out;
-  out.numel = numel;
-  out.indices.assign(chosen.begin(), chosen.end());
-  std::uniform_real_distribution<float> mantissa(-4.0f, 4.0f);
-  std::uniform_int_distribution<int> exponent(-12, 3);
-  for (size_t i = 0; i < out.indices.size(); ++i) {
-    float value = 0.0f;
-    while (value == 0.0f) {
-      value = std::ldexp(mantissa(rng), exponent(rng));
-    }
-    out.values.push_back(value);
-  }
-  return out;
-}
-
-EncodedPayload EncodeOrDie(const SparseVector& vector) {
-  absl::StatusOr<EncodedPayload> encoded =
-      EncodeSparse(vector.numel, vector.indices, vector.values);
-  if (!encoded.ok()) {
-    std::fprintf(stderr, "EncodeSparse failed: %s\n",
-                 std::string(encoded.status().message()).c_str());
-    std::abort();
-  }
-  return *std::move(encoded);
-}
-
-SparseVector ReferenceMerge(const std::vector<SparseVector>& ranks) {
-  SparseVector merged;
-  if (ranks.empty()) return merged;
-  merged.numel = ranks[0].numel;
-  std::set<uint32_t> union_indices;
-  for (const SparseVector& rank : ranks) {
-    union_indices.insert(rank.indices.begin(), rank.indices.end());
-  }
-  const float world_size = static_cast<float>(ranks.size());
-  for (uint32_t i : union_indices) {
-    float sum = -0.0f;
-    for (const SparseVector& rank : ranks) {  // ascending rank order
-      auto it = std::lower_bound(rank.indices.begin(), rank.indices.end(), i);
-      if (it != rank.indices.end() && *it == i) {
-        sum += rank.values[static_cast<size_t>(it - rank.indices.begin())];
-      }
-    }
-    merged.indices.push_back(i);
-    merged.values.push_back(sum / world_size);
-  }
-  return merged;
 }
 
 std::string CompareMerged(const v1::MergedLayer& merged,

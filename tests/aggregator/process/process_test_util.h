@@ -1,6 +1,8 @@
 // Shared pieces of the aggregator process tests: channels, health checks,
-// /metrics scraping and parsing, and the reference merge the tests compare
-// the binary's merged updates with (bitwise).
+// /metrics scraping and parsing, and the bitwise comparison of the binary's
+// merged updates with the reference merge. The random contributions and the
+// reference merge itself are aggregator/support's, included here for every
+// process test.
 #ifndef ENTROGRAD_TESTS_AGGREGATOR_PROCESS_PROCESS_TEST_UTIL_H_
 #define ENTROGRAD_TESTS_AGGREGATOR_PROCESS_PROCESS_TEST_UTIL_H_
 
@@ -13,7 +15,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "entrograd/codec.h"
+#include "aggregator/support/random_updates.h"
+#include "aggregator/support/reference_merge.h"
+#include "aggregator/support/sparse_vector.h"
 #include "entrograd/v1/aggregator.pb.h"
 #include "grpc/health/v1/health.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -37,26 +41,6 @@ absl::StatusOr<std::string> ScrapeMetrics(int port);
 // (e.g. `entrograd_rounds_total{outcome="completed"}`), if present.
 std::optional<double> SampleValue(const std::string& exposition,
                                   const std::string& series);
-
-// One rank's sparse contribution: strictly ascending indices < numel.
-struct SparseVector {
-  uint64_t numel = 0;
-  std::vector<uint32_t> indices;
-  std::vector<float> values;
-};
-
-// `count` distinct random indices (seeded, deterministic) with values in
-// [-4, 4] of varied magnitudes, never zero.
-SparseVector RandomSparse(uint64_t numel, size_t count, uint32_t seed);
-
-// f32 encoding of `vector` with the codec's automatic index encoding.
-EncodedPayload EncodeOrDie(const SparseVector& vector);
-
-// The merge of the aggregator contract, written independently here:
-// merged[i] = (sum over ranks r ascending that carry i of value_r[i]) / W in
-// float32, over the union of the ranks' indices. Each sum starts at -0.0
-// (the additive identity), so a rank that lacks i adds nothing.
-SparseVector ReferenceMerge(const std::vector<SparseVector>& ranks);
 
 // Compares a received MergedLayer with `expected` bit for bit (indices and
 // the float bits of every value; a dense payload is compared element-wise

@@ -12,23 +12,9 @@
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
 
-namespace entrograd {
+namespace entrograd::testing {
 namespace {
 
-using ::entrograd::testing::AggregatorProcess;
-using ::entrograd::testing::AwaitSample;
-using ::entrograd::testing::CompareMerged;
-using ::entrograd::testing::Describe;
-using ::entrograd::testing::EncodeOrDie;
-using ::entrograd::testing::IsOk;
-using ::entrograd::testing::JoinSpec;
-using ::entrograd::testing::LoopbackChannel;
-using ::entrograd::testing::MakeJoin;
-using ::entrograd::testing::MakeUpdate;
-using ::entrograd::testing::RandomSparse;
-using ::entrograd::testing::ReferenceMerge;
-using ::entrograd::testing::SparseVector;
-using ::entrograd::testing::TestWorker;
 using ::testing::ContainsRegex;
 
 JoinSpec Spec(uint32_t rank) {
@@ -92,4 +78,4 @@ TEST(RoundTimeoutProcessTest, SilentRankAbortsTheRoundNamingIt) {
 }
 
 }  // namespace
-}  // namespace entrograd
+}  // namespace entrograd::testing

@@ -18,25 +18,8 @@
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
 
-namespace entrograd {
+namespace entrograd::testing {
 namespace {
-
-using ::entrograd::testing::AggregatorProcess;
-using ::entrograd::testing::CompareMerged;
-using ::entrograd::testing::Describe;
-using ::entrograd::testing::EncodeOrDie;
-using ::entrograd::testing::IsOk;
-using ::entrograd::testing::JoinSpec;
-using ::entrograd::testing::LayerSpec;
-using ::entrograd::testing::LoopbackChannel;
-using ::entrograd::testing::MakeJoin;
-using ::entrograd::testing::MakeUpdate;
-using ::entrograd::testing::RandomSparse;
-using ::entrograd::testing::ReferenceMerge;
-using ::entrograd::testing::SampleValue;
-using ::entrograd::testing::ScrapeMetrics;
-using ::entrograd::testing::SparseVector;
-using ::entrograd::testing::TestWorker;
 
 constexpr int kShards = 3;
 constexpr uint32_t kRanks = 2;
@@ -154,4 +137,4 @@ TEST(ShardingProcessTest, ThreeReplicasEachMergeTheLayersTheyOwn) {
 }
 
 }  // namespace
-}  // namespace entrograd
+}  // namespace entrograd::testing

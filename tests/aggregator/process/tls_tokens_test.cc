@@ -17,20 +17,9 @@
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
 
-namespace entrograd {
+namespace entrograd::testing {
 namespace {
 
-using ::entrograd::testing::AggregatorProcess;
-using ::entrograd::testing::CommandResult;
-using ::entrograd::testing::DescribeWaitStatus;
-using ::entrograd::testing::ExpectRoundCompletes;
-using ::entrograd::testing::JoinSpec;
-using ::entrograd::testing::MakeJoin;
-using ::entrograd::testing::RandomSparse;
-using ::entrograd::testing::RunCommand;
-using ::entrograd::testing::ScopedTempDir;
-using ::entrograd::testing::StatusIs;
-using ::entrograd::testing::TestWorker;
 using ::testing::HasSubstr;
 
 constexpr char kOpenssl[] = "/usr/bin/openssl";
@@ -202,10 +191,9 @@ TEST_F(TlsTokensTest, TokensAuthenticateAndAuthorizeJobs) {
   }
   {
     TestWorker worker(channel, "token-b", absl::Seconds(10));
-    EXPECT_THAT(worker.Join(MakeJoin(Spec("job-b", 0, 1))),
-                entrograd::testing::IsOk())
+    EXPECT_THAT(worker.Join(MakeJoin(Spec("job-b", 0, 1))), IsOk())
         << "job B's own token";
-    EXPECT_THAT(worker.Finish(), entrograd::testing::IsOk());
+    EXPECT_THAT(worker.Finish(), IsOk());
   }
 
   // Two ranks of job A with its token: a full round, checked bitwise.
@@ -216,7 +204,7 @@ TEST_F(TlsTokensTest, TokensAuthenticateAndAuthorizeJobs) {
 TEST_F(TlsTokensTest, InsecureClientCannotTalkToTlsPort) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(std::unique_ptr<AggregatorProcess> server,
                                  AggregatorProcess::Start(TlsFlags()));
-  auto insecure = testing::LoopbackChannel(server->port());
+  auto insecure = LoopbackChannel(server->port());
   TestWorker worker(insecure, "token-a", absl::Seconds(5));
   const absl::Time start = absl::Now();
   EXPECT_THAT(worker.Join(MakeJoin(Spec("job-a", 0, 1))),
@@ -245,4 +233,4 @@ TEST_F(TlsTokensTest, MutualTlsRequiresAClientCertificateFromTheCa) {
 }
 
 }  // namespace
-}  // namespace entrograd
+}  // namespace entrograd::testing

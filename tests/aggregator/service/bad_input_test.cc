@@ -22,9 +22,9 @@ JoinSpec Spec(uint32_t rank, const std::string& job) {
   return spec;
 }
 
-v1::LayerUpdate GoodUpdate(int64_t step, const SparseUpdate& update,
+v1::LayerUpdate GoodUpdate(int64_t step, const SparseVector& update,
                            int64_t applied = -1) {
-  return MakeUpdate(step, 0, Encode(update), applied);
+  return MakeUpdate(step, 0, EncodeOrDie(update), applied);
 }
 
 // A hand-built raw-u32 payload (indices as given, f32 values).
@@ -66,8 +66,8 @@ TEST_P(BadUpdateTest, RefusedForTheSenderOnlyAndNothingChanges) {
   auto rank0 = Joined(Spec(0, job));
   auto rank1 = Joined(Spec(1, job));
   std::mt19937 rng(3);
-  const SparseUpdate update0 = RandomSparse(kNumel, 40, rng);
-  const SparseUpdate update1 = RandomSparse(kNumel, 40, rng);
+  const SparseVector update0 = RandomSparse(kNumel, 40, rng);
+  const SparseVector update1 = RandomSparse(kNumel, 40, rng);
 
   // Complete step 0 so that "behind" and "ahead" have a reference point.
   rank0->SendUpdate(GoodUpdate(0, update0));
@@ -93,7 +93,7 @@ TEST_P(BadUpdateTest, RefusedForTheSenderOnlyAndNothingChanges) {
     ASSERT_TRUE(merged->has_merged_layer()) << merged->ShortDebugString();
     ENTROGRAD_ASSERT_OK_AND_ASSIGN(DecodedPayload decoded,
                                    DecodeMerged(merged->merged_layer()));
-    EXPECT_EQ(ToDense(decoded), ReferenceMerge({update0, update1}));
+    EXPECT_EQ(ToDense(decoded), ReferenceMergeDense({update0, update1}));
   }
 }
 
@@ -162,7 +162,7 @@ TEST_F(AggregatorServiceTest, StepBehindWhatEveryRankAppliedIsRefused) {
   auto rank0 = Joined(Spec(0, "behind"));
   auto rank1 = Joined(Spec(1, "behind"));
   std::mt19937 rng(4);
-  const SparseUpdate update = RandomSparse(kNumel, 10, rng);
+  const SparseVector update = RandomSparse(kNumel, 10, rng);
   for (int64_t step : {0, 1}) {
     rank0->SendUpdate(GoodUpdate(step, update, step - 1));
     rank1->SendUpdate(GoodUpdate(step, update, step - 1));

@@ -34,8 +34,10 @@ TEST_F(AggregatorServiceTest, SilentRankAbortsTheRoundForEveryRankWithinTheTimeo
   auto rank2 = Joined(Spec(2, "silent", 3));
   std::mt19937 rng(2);
   const absl::Time start = absl::Now();
-  rank0->SendUpdate(MakeUpdate(0, 1, Encode(RandomSparse(20000, 50, rng))));
-  rank2->SendUpdate(MakeUpdate(0, 1, Encode(RandomSparse(20000, 50, rng))));
+  rank0->SendUpdate(
+      MakeUpdate(0, 1, EncodeOrDie(RandomSparse(20000, 50, rng))));
+  rank2->SendUpdate(
+      MakeUpdate(0, 1, EncodeOrDie(RandomSparse(20000, 50, rng))));
   for (auto* worker : {rank0.get(), rank1.get(), rank2.get()}) {
     auto message = worker->Read();
     ASSERT_TRUE(message.ok()) << message.status();
@@ -52,7 +54,8 @@ TEST_F(AggregatorServiceTest, SilentRankAbortsTheRoundForEveryRankWithinTheTimeo
   EXPECT_EQ(server_->registry().RoundsInFlight(), 0);
   EXPECT_EQ(server_->registry().BytesHeld(), 0) << "the aborted round's memory is freed";
   // A late contribution to the aborted round is refused, not merged.
-  rank1->SendUpdate(MakeUpdate(0, 1, Encode(RandomSparse(20000, 50, rng))));
+  rank1->SendUpdate(
+      MakeUpdate(0, 1, EncodeOrDie(RandomSparse(20000, 50, rng))));
   auto late = rank1->Read();
   ASSERT_TRUE(late.ok() && late->has_round_error());
   EXPECT_EQ(late->round_error().code(), static_cast<int>(absl::StatusCode::kAborted));
@@ -63,10 +66,11 @@ TEST_F(AggregatorServiceTest, NonFiniteContributionRejectsTheRoundForEveryRank) 
   auto rank0 = Joined(Spec(0, "nan"));
   auto rank1 = Joined(Spec(1, "nan"));
   std::mt19937 rng(3);
-  rank0->SendUpdate(MakeUpdate(0, 0, Encode(RandomSparse(3000, 30, rng))));
+  rank0->SendUpdate(MakeUpdate(0, 0, EncodeOrDie(RandomSparse(3000, 30, rng))));
   ASSERT_TRUE(WaitFor([&] { return server_->registry().RoundsInFlight() == 1; }));
   // EncodeSparse refuses NaN, so write the payload by hand.
-  v1::LayerUpdate poisoned = MakeUpdate(0, 0, Encode(RandomSparse(3000, 30, rng)));
+  v1::LayerUpdate poisoned =
+      MakeUpdate(0, 0, EncodeOrDie(RandomSparse(3000, 30, rng)));
   std::string& values = *poisoned.mutable_payload()->mutable_value_bytes();
   const float nan = std::numeric_limits<float>::quiet_NaN();
   values.replace(8, 4, reinterpret_cast<const char*>(&nan), 4);
@@ -82,8 +86,10 @@ TEST_F(AggregatorServiceTest, NonFiniteContributionRejectsTheRoundForEveryRank) 
   EXPECT_EQ(server_->registry().RoundsInFlight(), 0);
   EXPECT_EQ(server_->registry().BytesHeld(), 0);
   // Other layers of the same step are unaffected.
-  rank0->SendUpdate(MakeUpdate(0, 1, Encode(RandomSparse(20000, 30, rng))));
-  rank1->SendUpdate(MakeUpdate(0, 1, Encode(RandomSparse(20000, 30, rng))));
+  rank0->SendUpdate(
+      MakeUpdate(0, 1, EncodeOrDie(RandomSparse(20000, 30, rng))));
+  rank1->SendUpdate(
+      MakeUpdate(0, 1, EncodeOrDie(RandomSparse(20000, 30, rng))));
   auto merged = rank0->Read();
   ASSERT_TRUE(merged.ok() && merged->has_merged_layer());
   auto decoded = DecodeMerged(merged->merged_layer());
@@ -111,8 +117,8 @@ TEST_F(AggregatorServiceTest, MemoryQuotaRefusesWithoutPartialState) {
   EXPECT_EQ(server_->registry().BytesHeld(), 80000);
   // A sparse retry fits; the round completes with both contributions.
   std::mt19937 rng(1);
-  SparseUpdate small = RandomSparse(20000, 100, rng);
-  rank1->SendUpdate(MakeUpdate(0, 1, Encode(small)));
+  SparseVector small = RandomSparse(20000, 100, rng);
+  rank1->SendUpdate(MakeUpdate(0, 1, EncodeOrDie(small)));
   auto merged = rank0->Read();
   ASSERT_TRUE(merged.ok() && merged->has_merged_layer()) << merged.status();
 }
@@ -141,7 +147,7 @@ class RestartTest : public AggregatorServiceTest {
     StartServer(config);
   }
   v1::LayerUpdate Update(int step, int rank, int64_t applied) {
-    return MakeUpdate(step, 0, Encode(updates_[step][rank]), applied);
+    return MakeUpdate(step, 0, EncodeOrDie(updates_[step][rank]), applied);
   }
   // Reads one message that must be the merged update of `step`, equal to
   // the reference.
@@ -152,9 +158,9 @@ class RestartTest : public AggregatorServiceTest {
     EXPECT_EQ(message->merged_layer().step(), step);
     auto decoded = DecodeMerged(message->merged_layer());
     ASSERT_TRUE(decoded.ok()) << decoded.status();
-    EXPECT_EQ(ToDense(*decoded), ReferenceMerge(updates_[step]));
+    EXPECT_EQ(ToDense(*decoded), ReferenceMergeDense(updates_[step]));
   }
-  std::vector<std::vector<SparseUpdate>> updates_;
+  std::vector<std::vector<SparseVector>> updates_;
 };
 
 TEST_F(RestartTest, KilledBetweenRoundsThenResendsCompleteTheNextRoundOnce) {

@@ -42,7 +42,7 @@ std::map<std::pair<int64_t, uint32_t>, std::string> RunSteps(
   std::mt19937 order_rng(shuffle_seed);
   std::map<std::pair<int64_t, uint32_t>, std::string> received;
   for (int step = 0; step < steps; ++step) {
-    std::vector<std::vector<SparseUpdate>> updates(kLayers.size());
+    std::vector<std::vector<SparseVector>> updates(kLayers.size());
     std::vector<std::pair<uint32_t, uint32_t>> sends;  // (rank, layer)
     for (uint32_t layer = 0; layer < kLayers.size(); ++layer) {
       for (uint32_t rank = 0; rank < kWorld; ++rank) {
@@ -53,8 +53,8 @@ std::map<std::pair<int64_t, uint32_t>, std::string> RunSteps(
     }
     std::shuffle(sends.begin(), sends.end(), order_rng);
     for (auto [rank, layer] : sends) {
-      EXPECT_TRUE(workers[rank]->SendUpdate(
-          MakeUpdate(step, layer, Encode(updates[layer][rank]), step - 1)));
+      EXPECT_TRUE(workers[rank]->SendUpdate(MakeUpdate(
+          step, layer, EncodeOrDie(updates[layer][rank]), step - 1)));
     }
     for (uint32_t rank = 0; rank < kWorld; ++rank) {
       for (size_t n = 0; n < kLayers.size(); ++n) {
@@ -68,7 +68,8 @@ std::map<std::pair<int64_t, uint32_t>, std::string> RunSteps(
         auto decoded = DecodeMerged(merged);
         EXPECT_TRUE(decoded.ok()) << decoded.status();
         const std::vector<float> got = ToDense(*decoded);
-        const std::vector<float> want = ReferenceMerge(updates[merged.layer_index()]);
+        const std::vector<float> want =
+            ReferenceMergeDense(updates[merged.layer_index()]);
         EXPECT_EQ(got.size(), want.size());
         for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
           if (Bits(got[i]) != Bits(want[i])) {
@@ -112,13 +113,13 @@ TEST_F(AggregatorServiceTest, ConcurrentSendersGetTheSameBytes) {
   std::vector<std::unique_ptr<TestWorker>> workers;
   for (uint32_t rank = 0; rank < kWorld; ++rank) workers.push_back(Joined(Spec(rank, "threads")));
   std::mt19937 rng(5);
-  std::vector<SparseUpdate> updates;
+  std::vector<SparseVector> updates;
   for (uint32_t rank = 0; rank < kWorld; ++rank) updates.push_back(RandomSparse(70001, 3000, rng));
   std::vector<std::thread> threads;
   std::vector<std::string> bytes(kWorld);
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
     threads.emplace_back([&, rank] {
-      workers[rank]->SendUpdate(MakeUpdate(0, 1, Encode(updates[rank])));
+      workers[rank]->SendUpdate(MakeUpdate(0, 1, EncodeOrDie(updates[rank])));
       auto message = workers[rank]->Read();
       if (message.ok() && message->has_merged_layer()) {
         bytes[rank] = message->merged_layer().payload().SerializeAsString();
@@ -134,7 +135,7 @@ TEST_F(AggregatorServiceTest, ConcurrentSendersGetTheSameBytes) {
   v1::MergedLayer merged;
   *merged.mutable_payload() = payload;
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(DecodedPayload decoded, DecodeMerged(merged));
-  const std::vector<float> want = ReferenceMerge(updates);
+  const std::vector<float> want = ReferenceMergeDense(updates);
   const std::vector<float> got = ToDense(decoded);
   ASSERT_EQ(got.size(), want.size());
   EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)));
@@ -146,14 +147,14 @@ TEST_F(AggregatorServiceTest, DuplicatesAreDroppedAndCounted) {
   auto rank1 = Joined(Spec(1, "dup"));
   auto rank2 = Joined(Spec(2, "dup"));
   std::mt19937 rng(8);
-  std::vector<SparseUpdate> updates;
+  std::vector<SparseVector> updates;
   for (int r = 0; r < 3; ++r) updates.push_back(RandomSparse(5000, 100, rng));
-  rank0->SendUpdate(MakeUpdate(0, 0, Encode(updates[0])));
-  rank0->SendUpdate(MakeUpdate(0, 0, Encode(updates[0])));  // resent
+  rank0->SendUpdate(MakeUpdate(0, 0, EncodeOrDie(updates[0])));
+  rank0->SendUpdate(MakeUpdate(0, 0, EncodeOrDie(updates[0])));  // resent
   // Both of rank 0's copies are handled before the round can complete.
   ASSERT_TRUE(WaitFor([&] { return server_->registry().Duplicates() == 1; }));
-  rank1->SendUpdate(MakeUpdate(0, 0, Encode(updates[1])));
-  rank2->SendUpdate(MakeUpdate(0, 0, Encode(updates[2])));
+  rank1->SendUpdate(MakeUpdate(0, 0, EncodeOrDie(updates[1])));
+  rank2->SendUpdate(MakeUpdate(0, 0, EncodeOrDie(updates[2])));
   for (auto* worker : {rank0.get(), rank1.get(), rank2.get()}) {
     auto message = worker->Read();
     ASSERT_TRUE(message.ok()) << message.status();

@@ -151,7 +151,8 @@ TEST(ClientSendLayerTest, BadContributionsAreInvalidArgumentAndNothingIsSent) {
   ENTROGRAD_ASSERT_OK((*client)->SendLayer(good));
   auto merged = (*client)->WaitMerged(0, 1);
   ENTROGRAD_ASSERT_OK(merged);
-  EXPECT_TRUE(BitwiseEqual(ToDense(merged->payload), ReferenceMerge({good})));
+  EXPECT_TRUE(
+      BitwiseEqual(ToDense(merged->payload), ReferenceMergeDense({good})));
 
   // Steps already applied are refused.
   (*client)->MarkApplied(0);

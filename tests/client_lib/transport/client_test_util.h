@@ -1,16 +1,17 @@
 // Helpers for the client transport tests: real in-process aggregator shards
 // on 127.0.0.1 (killable and restartable on the same port), deterministic
-// contributions, the reference merge, and a worker loop that drives a
-// Client through steps the way a training job does.
+// contributions and the reference merge (both built on aggregator/support),
+// and a worker loop that drives a Client through steps the way a training
+// job does.
 #ifndef ENTROGRAD_TESTS_CLIENT_LIB_TRANSPORT_CLIENT_TEST_UTIL_H_
 #define ENTROGRAD_TESTS_CLIENT_LIB_TRANSPORT_CLIENT_TEST_UTIL_H_
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <string>
 #include <thread>
@@ -21,6 +22,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "aggregator/server/aggregator_server.h"
+#include "aggregator/support/random_updates.h"
+#include "aggregator/support/reference_merge.h"
+#include "aggregator/support/sparse_vector.h"
 #include "entrograd/client.h"
 #include "entrograd/codec.h"
 #include "gtest/gtest.h"
@@ -118,35 +122,25 @@ inline std::vector<LayerSpecification> TestLayers(int count) {
 // Layers whose index is divisible by 3 are sent dense, the rest sparse.
 inline bool IsDenseLayer(uint32_t layer) { return layer % 3 == 0; }
 
-// The deterministic contribution of (rank, step, layer): a sparse one with
-// distinct ascending indices and heavy-tailed values, or a dense one with
-// no exact zeros.
+// The deterministic contribution of (rank, step, layer), from
+// aggregator/support's generators: a sparse one with distinct ascending
+// indices and heavy-tailed values, or a dense one with no exact zeros.
 inline LayerContribution MakeContribution(uint32_t rank, int64_t step,
                                           uint32_t layer, uint64_t numel) {
   std::mt19937 rng(
       static_cast<uint32_t>(rank * 1000003u + step * 7919u + layer));
-  std::student_t_distribution<float> heavy(2.0f);
   LayerContribution contribution;
   contribution.step = step;
   contribution.layer = layer;
   contribution.numel = numel;
   contribution.dense = IsDenseLayer(layer);
   if (contribution.dense) {
-    for (uint64_t i = 0; i < numel; ++i) {
-      float value = 1e-3f * heavy(rng);
-      if (value == 0.0f) value = 1e-7f;
-      contribution.values.push_back(value);
-    }
+    contribution.values = HeavyTailedValues(numel, rng);
   } else {
-    std::vector<uint32_t> all(numel);
-    for (uint32_t i = 0; i < numel; ++i) all[i] = i;
-    std::shuffle(all.begin(), all.end(), rng);
-    all.resize(numel / 20 + rank);  // ranks overlap partly
-    std::sort(all.begin(), all.end());
-    contribution.indices = all;
-    for (size_t j = 0; j < all.size(); ++j) {
-      contribution.values.push_back(1e-3f * heavy(rng));
-    }
+    // numel / 20 + rank indices: the ranks overlap partly.
+    SparseVector sparse = RandomSparse(numel, numel / 20 + rank, rng);
+    contribution.indices = std::move(sparse.indices);
+    contribution.values = std::move(sparse.values);
   }
   contribution.entropy = 1.0;
   contribution.keep_ratio = static_cast<double>(contribution.values.size()) /
@@ -154,26 +148,25 @@ inline LayerContribution MakeContribution(uint32_t rank, int64_t step,
   return contribution;
 }
 
-// ALGORITHM.md step 6 written out plainly: float32 sums in rank order over
-// the ranks that carry each index, divided by W; zero where none does.
-inline std::vector<float> ReferenceMerge(
+// aggregator/support's reference merge of the ranks' contributions (ranks[r]
+// is rank r's), dense: +0.0 where no rank carries an index. A dense
+// contribution carries every one of its elements.
+inline std::vector<float> ReferenceMergeDense(
     const std::vector<LayerContribution>& ranks) {
-  const uint64_t numel = ranks[0].numel;
-  std::vector<float> sum(numel, 0.0f);
-  std::vector<bool> touched(numel, false);
+  std::vector<SparseVector> sparse;
   for (const LayerContribution& rank : ranks) {
-    for (size_t j = 0; j < rank.values.size(); ++j) {
-      const uint32_t i =
-          rank.dense ? static_cast<uint32_t>(j) : rank.indices[j];
-      sum[i] = touched[i] ? sum[i] + rank.values[j] : rank.values[j];
-      touched[i] = true;
+    SparseVector vector;
+    vector.numel = rank.numel;
+    vector.values = rank.values;
+    if (rank.dense) {
+      vector.indices.resize(rank.values.size());
+      std::iota(vector.indices.begin(), vector.indices.end(), 0u);
+    } else {
+      vector.indices = rank.indices;
     }
+    sparse.push_back(std::move(vector));
   }
-  const float world = static_cast<float>(ranks.size());
-  for (uint64_t i = 0; i < numel; ++i) {
-    if (touched[i]) sum[i] = sum[i] / world;
-  }
-  return sum;
+  return ReferenceMergeDense(sparse);
 }
 
 inline std::vector<float> ToDense(const DecodedPayload& payload) {
@@ -275,7 +268,7 @@ inline void ExpectMergedEqualReference(
         contributions.push_back(
             MakeContribution(rank, step, l, layers[l].numel));
       }
-      const std::vector<float> reference = ReferenceMerge(contributions);
+      const std::vector<float> reference = ReferenceMergeDense(contributions);
       std::string first_bytes;
       for (uint32_t rank = 0; rank < world; ++rank) {
         auto it = runs[rank].merged.find(RoundKey(step, l));

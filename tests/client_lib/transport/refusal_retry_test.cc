@@ -40,10 +40,10 @@ TEST(ClientRefusalRetryTest, StepTooFarAheadIsResentOnceTheJobCatchesUp) {
     for (uint32_t rank = 0; rank < 2; ++rank) {
       auto merged = clients[rank]->WaitMerged(step, 0);
       ENTROGRAD_ASSERT_OK(merged) << "rank " << rank << ", step " << step;
-      EXPECT_TRUE(
-          BitwiseEqual(ToDense(merged->payload),
-                       ReferenceMerge({MakeContribution(0, step, 0, 300),
-                                       MakeContribution(1, step, 0, 300)})));
+      EXPECT_TRUE(BitwiseEqual(
+          ToDense(merged->payload),
+          ReferenceMergeDense({MakeContribution(0, step, 0, 300),
+                               MakeContribution(1, step, 0, 300)})));
       clients[rank]->MarkApplied(step);
     }
   }
@@ -75,7 +75,8 @@ TEST(ClientRefusalRetryTest, MemoryQuotaRefusalIsResentOnceMemoryFrees) {
   ENTROGRAD_ASSERT_OK((*solo)->SendLayer(dense));
   auto merged = (*solo)->WaitMerged(0, 0);
   ENTROGRAD_ASSERT_OK(merged);
-  EXPECT_TRUE(BitwiseEqual(ToDense(merged->payload), ReferenceMerge({dense})));
+  EXPECT_TRUE(
+      BitwiseEqual(ToDense(merged->payload), ReferenceMergeDense({dense})));
   EXPECT_GT((*solo)->traffic().uplink_wire_bytes, 4000) << "sent only once";
   EXPECT_THAT((*hog)->WaitMerged(0, 0),
               StatusIs(absl::StatusCode::kAborted, "rank(s) 1"));

@@ -173,8 +173,8 @@ TEST(ClientRestartTest, RoundMergedBeforeTheKillIsDeliveredOnceAfterRestart) {
     ENTROGRAD_ASSERT_OK(merged1) << "rank " << rank;
     EXPECT_TRUE(BitwiseEqual(
         ToDense(merged1->payload),
-        ReferenceMerge({MakeContribution(0, 1, 0, layers[0].numel),
-                        MakeContribution(1, 1, 0, layers[0].numel)})));
+        ReferenceMergeDense({MakeContribution(0, 1, 0, layers[0].numel),
+                             MakeContribution(1, 1, 0, layers[0].numel)})));
     EXPECT_GE(clients[rank]->traffic().reconnects, 1);
   }
 }

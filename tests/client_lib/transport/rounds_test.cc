@@ -89,8 +89,8 @@ TEST(ClientRoundsTest, WaitBeforeTheRoundCompletesAndRepeatedWaitIsRefused) {
   ENTROGRAD_ASSERT_OK(waited);
   EXPECT_TRUE(BitwiseEqual(
       ToDense(waited->payload),
-      ReferenceMerge({MakeContribution(0, 0, 1, layers[1].numel),
-                      MakeContribution(1, 0, 1, layers[1].numel)})));
+      ReferenceMergeDense({MakeContribution(0, 0, 1, layers[1].numel),
+                           MakeContribution(1, 0, 1, layers[1].numel)})));
   EXPECT_THAT(
       (*rank0)->WaitMerged(0, 1),
       StatusIs(absl::StatusCode::kFailedPrecondition, "already returned"));
