@@ -182,6 +182,9 @@ class Bench {
                        cudaMemcpyHostToDevice),
             "cudaMemcpy");
     }
+    // Pageable uploads may still be in flight; the timed stream does not
+    // wait for the legacy stream.
+    Check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     for (double density : flags_.densities) {
       RunCase(n, density, momentum, layers);
     }

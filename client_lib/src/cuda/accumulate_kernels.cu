@@ -187,6 +187,8 @@ cudaError_t LaunchAccumulate(const AccumulateLaunch& launch,
     case GradientType::kBFloat16:
       error = LaunchTyped<__nv_bfloat16>(launch, blocks, tiles, stream);
       break;
+    default:
+      return cudaErrorInvalidValue;
   }
   if (error != cudaSuccess) return error;
   constexpr int kFinalizeThreads = 256;

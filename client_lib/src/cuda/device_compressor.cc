@@ -181,6 +181,11 @@ absl::StatusOr<EntropyStats> DeviceLayerCompressor::Accumulate(
   if (gradient == nullptr) {
     return absl::InvalidArgumentError("gradient is a null device pointer");
   }
+  if (type != GradientType::kFloat32 && type != GradientType::kFloat16 &&
+      type != GradientType::kBFloat16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gradient type ", static_cast<int>(type), " is not a GradientType"));
+  }
   ScopedDevice on_device(device_);
   DeviceWorkspace& workspace = *workspace_;
   double* interval_sums =
@@ -268,6 +273,7 @@ absl::Status DeviceLayerCompressor::SelectTopK(int64_t k, int64_t step,
 absl::Status DeviceLayerCompressor::CheckAccumulatedFinite(
     cudaStream_t stream) const {
   if (pending_first_bad_accumulated_ == kNoElement) return absl::OkStatus();
+  ScopedDevice on_device(device_);
   ENTROGRAD_ASSIGN_OR_RETURN(
       float value, ReadElement(pending_accumulated_, GradientType::kFloat32,
                                pending_first_bad_accumulated_, stream));
@@ -315,7 +321,12 @@ absl::Status DeviceLayerCompressor::SelectAndCommit(
     launch.refine_blocks = refine_blocks_;
     launch.out_indices = out_indices_;
     launch.out_values = out_values_;
-    ENTROGRAD_CUDA_RETURN_IF_ERROR(internal::LaunchSelectTopK(launch, stream));
+    if (const cudaError_t error = internal::LaunchSelectTopK(launch, stream);
+        error != cudaSuccess) {
+      // A may be partly masked: the accumulation cannot be selected again.
+      pending_ = false;
+      return CudaErrorStatus(error, "the top-k selection kernels");
+    }
   }
   FillHeader(step, keep_ratio, out);
   out->k = k;
@@ -358,10 +369,16 @@ absl::Status DeviceLayerCompressor::CommitDense(int64_t step, double keep_ratio,
   const size_t bytes = static_cast<size_t>(numel_) * sizeof(float);
   ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
       out_values_, pending_accumulated_, bytes, cudaMemcpyDeviceToDevice, stream));
-  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(residual_, 0, bytes, stream));
+  // Zeroing in the spare buffers and swapping them in keeps G and V as they
+  // were if either memset fails.
+  ENTROGRAD_CUDA_RETURN_IF_ERROR(
+      cudaMemsetAsync(pending_accumulated_, 0, bytes, stream));
   if (velocity_ != nullptr) {
-    ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(velocity_, 0, bytes, stream));
+    ENTROGRAD_CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(pending_velocity_, 0, bytes, stream));
   }
+  std::swap(residual_, pending_accumulated_);
+  std::swap(velocity_, pending_velocity_);
   FillHeader(step, keep_ratio, out);
   out->k = numel_;
   out->dense = true;
@@ -371,8 +388,8 @@ absl::Status DeviceLayerCompressor::CommitDense(int64_t step, double keep_ratio,
 }
 
 absl::Status DeviceLayerCompressor::CopyStateToHost(
-    cudaStream_t stream, std::vector<float>* residual,
-    std::vector<float>* velocity) const {
+    std::vector<float>* residual, std::vector<float>* velocity,
+    cudaStream_t stream) const {
   ScopedDevice on_device(device_);
   const size_t bytes = static_cast<size_t>(numel_) * sizeof(float);
   residual->resize(static_cast<size_t>(numel_));
@@ -388,7 +405,7 @@ absl::Status DeviceLayerCompressor::CopyStateToHost(
 }
 
 absl::Status DeviceLayerCompressor::RestoreState(
-    const std::vector<float>& residual, const std::vector<float>& velocity,
+    absl::Span<const float> residual, absl::Span<const float> velocity,
     cudaStream_t stream) {
   if (static_cast<int64_t>(residual.size()) != numel_) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -31,13 +31,15 @@ absl::Status CheckCudaDeviceAvailable() {
     return absl::UnavailableError(
         "no CUDA driver is installed (libcuda.so.1 could not be loaded)");
   }
+  // A driver of the same major version runs this build (CUDA's minor
+  // version compatibility); an older major version cannot.
   int runtime_version = 0;
   cudaRuntimeGetVersion(&runtime_version);
-  if (driver_version < runtime_version) {
+  if (driver_version / 1000 < runtime_version / 1000) {
     return absl::UnavailableError(absl::StrCat(
         "the CUDA driver supports CUDA ", driver_version / 1000, ".",
         driver_version % 1000 / 10, " but this build needs ",
-        runtime_version / 1000, ".", runtime_version % 1000 / 10));
+        runtime_version / 1000, ".x"));
   }
   int devices = 0;
   error = cudaGetDeviceCount(&devices);
@@ -105,6 +107,24 @@ absl::Status DeviceWorkspace::Allocate() {
   block_counts_ = reinterpret_cast<uint32_t*>(carve(block_count_bytes));
   select_state_ = carve(state_bytes);
   cub_temp_ = carve(temp_bytes);
+  return absl::OkStatus();
+}
+
+absl::Status DeviceWorkspace::CheckLastSelection(int64_t k,
+                                                cudaStream_t stream) const {
+  ScopedDevice on_device(device_);
+  internal::SelectState state;
+  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&state, select_state_,
+                                                 sizeof(state),
+                                                 cudaMemcpyDeviceToHost, stream));
+  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  if (state.error != 0 || state.candidate_count < k || state.remaining < 1) {
+    return absl::InternalError(absl::StrCat(
+        "the last selection's device bookkeeping is inconsistent: k = ", k,
+        ", candidates = ", state.candidate_count, ", threshold key = ",
+        state.prefix, ", equal entries taken = ", state.remaining,
+        ", error = ", state.error));
+  }
   return absl::OkStatus();
 }
 

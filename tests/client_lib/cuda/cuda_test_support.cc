@@ -87,8 +87,15 @@ absl::Status DeviceBuffer::Resize(size_t bytes) {
 
 absl::Status DeviceBuffer::Upload(const void* host, size_t bytes) {
   if (absl::Status status = Resize(bytes); !status.ok()) return status;
-  return CudaStatus(cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice),
-                    "cudaMemcpy to device");
+  if (absl::Status status =
+          CudaStatus(cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice),
+                     "cudaMemcpy to device");
+      !status.ok()) {
+    return status;
+  }
+  // A copy from pageable memory may return before the DMA has finished, and
+  // the tests' non-blocking streams do not wait for the legacy stream.
+  return CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 const char* ShapeName(Shape shape) {

@@ -431,7 +431,7 @@ void RunDeviceOnly(int64_t n, cudaStream_t stream, DeviceRun* run) {
     ENTROGRAD_ASSERT_OK(cuda::CopyToHost(layer, stream, &run->layers.back()));
   }
   ENTROGRAD_ASSERT_OK(
-      compressor->CopyStateToHost(stream, &run->residual, &run->velocity));
+      compressor->CopyStateToHost(&run->residual, &run->velocity, stream));
 }
 
 class DeviceDeterminismTest : public CudaDeviceTest,

@@ -99,9 +99,12 @@ class ParityHarness {
         cpu_(std::move(cpu)),
         device_(std::move(device)) {}
 
-  // After a select on both: statuses, then results and state.
+  // After a select on both: statuses, then (for a top-k selection, not the
+  // threshold policy) the device's selection bookkeeping, then results and
+  // state.
   ::testing::AssertionResult CheckSelect(
-      const std::string& call, const cuda::DeviceCompressedLayer& device_layer);
+      const std::string& call, const cuda::DeviceCompressedLayer& device_layer,
+      bool top_k);
 
   const int64_t numel_;
   const cudaStream_t stream_;

@@ -49,6 +49,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "entrograd/compression_options.h"
 #include "entrograd/entropy.h"
 #include "entrograd/layer_compressor.h"
@@ -80,6 +81,13 @@ class DeviceWorkspace {
   ~DeviceWorkspace();
   DeviceWorkspace(const DeviceWorkspace&) = delete;
   DeviceWorkspace& operator=(const DeviceWorkspace&) = delete;
+
+  // Debugging aid: checks the device-side bookkeeping of the last top-k
+  // selection (1 <= k < n) made with this workspace (every histogram held
+  // enough entries, at least k candidates were kept); waits for `stream`.
+  // Errors: INTERNAL naming the counts when they are inconsistent, or for a
+  // CUDA error.
+  absl::Status CheckLastSelection(int64_t k, cudaStream_t stream) const;
 
   int64_t max_numel() const { return max_numel_; }
   int64_t max_intervals() const { return max_intervals_; }
@@ -123,7 +131,9 @@ class DeviceLayerCompressor {
   // device, with G = 0 and V = 0. `workspace` may be shared with other
   // layers (see DeviceWorkspace); null makes a private one. Errors:
   // INVALID_ARGUMENT for numel outside [1, 2^32 - 1], invalid options, or a
-  // workspace that is too small or on another device; RESOURCE_EXHAUSTED
+  // workspace that is too small or on another device, or more intervals
+  // than blocks a grid can hold (m * ceil(ceil(n / m) / 16384) >= 2^31,
+  // far beyond any useful M); RESOURCE_EXHAUSTED
   // when device memory runs out; UNAVAILABLE without a usable device.
   static absl::StatusOr<std::unique_ptr<DeviceLayerCompressor>> Create(
       int64_t numel, const CompressionOptions& options,
@@ -141,7 +151,9 @@ class DeviceLayerCompressor {
 
   // Phase 1 (5.1-5.3): computes A (and V') into device scratch and returns
   // the gradient's interval entropy; waits for `stream`. A pending
-  // accumulation is replaced. Errors: INVALID_ARGUMENT when the gradient
+  // accumulation is replaced. The caller guarantees that `gradient` points
+  // to numel elements of `type` on this compressor's device (a device
+  // pointer carries no length to check). Errors: INVALID_ARGUMENT when the gradient
   // holds NaN/Inf (naming the first such element, as on the CPU) or is null;
   // INTERNAL for a CUDA error. G and V are unchanged on error.
   absl::StatusOr<EntropyStats> Accumulate(const void* gradient,
@@ -167,6 +179,9 @@ class DeviceLayerCompressor {
   int64_t numel() const { return numel_; }
   const CompressionOptions& options() const { return options_; }
   int device() const { return device_; }
+  const std::shared_ptr<DeviceWorkspace>& workspace() const {
+    return workspace_;
+  }
 
   // Device pointers to G and V (null without momentum correction), valid
   // until the next non-const call.
@@ -175,14 +190,15 @@ class DeviceLayerCompressor {
 
   // Copies G (and V; empty without momentum correction) to the host; waits
   // for `stream`. Errors: INTERNAL for a CUDA error.
-  absl::Status CopyStateToHost(cudaStream_t stream, std::vector<float>* residual,
-                               std::vector<float>* velocity) const;
+  absl::Status CopyStateToHost(std::vector<float>* residual,
+                               std::vector<float>* velocity,
+                               cudaStream_t stream) const;
 
   // Replaces G and V from host memory (e.g. a checkpoint); waits for
   // `stream`. Errors: INVALID_ARGUMENT as LayerCompressor::RestoreState;
   // state unchanged on error.
-  absl::Status RestoreState(const std::vector<float>& residual,
-                            const std::vector<float>& velocity,
+  absl::Status RestoreState(absl::Span<const float> residual,
+                            absl::Span<const float> velocity,
                             cudaStream_t stream);
 
  private:
