@@ -79,6 +79,22 @@ step torch-topk "$TORCH_TIMEOUT" bash -o pipefail -c "PYTHONUNBUFFERED=1 '$PY' b
 step report "$REPORT_TIMEOUT" "$PY" bench/gpu/gpu_report.py \
   "$OUT/gpu_compress_bench.jsonl" "$OUT/torch_topk.jsonl" --out "$OUT/gpu_report.md"
 
+# Last, as it is only insurance: memcheck and racecheck on a few small
+# parity cases, where the machine's runtime lets compute-sanitizer in
+# (Firecracker yes, gVisor no). Output goes to run_log.txt.
+SANITIZER_TIMEOUT="${SANITIZER_TIMEOUT:-120}"
+SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+if [[ -n "$SANITIZER" ]]; then
+  for tool in memcheck racecheck; do
+    step "sanitizer-$tool" "$SANITIZER_TIMEOUT" bash -o pipefail -c \
+      "LD_LIBRARY_PATH='$PWD/$BUNDLE/lib' '$SANITIZER' --tool $tool --error-exitcode 3 \
+       '$BUNDLE/bin/cuda_device_compressor_test' --gtest_brief=1 \
+       --gtest_filter='*n1000_*:*n4097_*' 2>&1 | tail -n 25 | tee -a '$LOG'"
+  done
+else
+  log "=== sanitizer: compute-sanitizer not found; skipped"
+fi
+
 if ((${#failed[@]})); then
   log "run_on_device: FAILED steps: ${failed[*]}"
   exit 1
