@@ -6,8 +6,9 @@
 #   bash scripts/gpu_bundle.sh              # where it builds (no GPU needed)
 #   bash bench/gpu/run_on_device.sh         # on the GPU machine, gpu-bundle/ carried
 #
-# Steps, each under its own timeout so the whole run ends inside ~8 minutes
-# whatever hangs: nvidia-smi; the CUDA parity tests without HugeLayerTest;
+# Steps, each under its own timeout so the whole run ends inside ~9 minutes
+# whatever hangs: nvidia-smi; the CUDA parity tests without HugeLayerTest
+# (in PARITY_SHARDS parallel gtest shards);
 # HugeLayerTest (400M elements); gpu_compress_bench; torch_topk_bench.py;
 # gpu_report.py. A failing step does not stop the later ones; the exit code
 # is nonzero if any failed. Writes at most 8 flat files into $OUT (default
@@ -61,9 +62,35 @@ LD_LIBRARY_PATH="$PWD/$BUNDLE/lib" ldd "$BUNDLE"/bin/* | grep 'not found' | tee 
 step nvidia-smi "$SMI_TIMEOUT" bash -c "nvidia-smi >'$OUT/nvidia_smi.txt' 2>&1"
 head -20 "$OUT/nvidia_smi.txt" 2>/dev/null
 
-step parity "$PARITY_TIMEOUT" bash -c "'$BUNDLE/run' cuda_device_compressor_test \
-  --gtest_brief=1 --gtest_filter='-HugeLayerTest.*' --gtest_output='xml:$OUT/parity_test.xml' \
-  >'$OUT/parity_test.log' 2>&1"
+# The CPU reference dominates the parity tests' time: PARITY_SHARDS gtest
+# shards run side by side (one GPU, several contexts), their logs joined.
+PARITY_SHARDS="${PARITY_SHARDS:-6}"
+parity_shards() {
+  local pids=() shard rc=0
+  for ((shard = 0; shard < PARITY_SHARDS; ++shard)); do
+    GTEST_TOTAL_SHARDS=$PARITY_SHARDS GTEST_SHARD_INDEX=$shard \
+      timeout --kill-after=5 "$PARITY_TIMEOUT" \
+      "$BUNDLE/run" cuda_device_compressor_test --gtest_brief=1 \
+      --gtest_filter='-HugeLayerTest.*' \
+      --gtest_output="xml:/tmp/parity_shard_$shard.xml" \
+      >"/tmp/parity_shard_$shard.log" 2>&1 &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
+  for ((shard = 0; shard < PARITY_SHARDS; ++shard)); do
+    echo "--- shard $shard"
+    cat "/tmp/parity_shard_$shard.log"
+  done >"$OUT/parity_test.log"
+  # One xml: the shards' testsuite elements under one root.
+  { echo '<?xml version="1.0" encoding="UTF-8"?>'; echo '<testsuites>'
+    grep -hv -e '^<?xml' -e '<testsuites' -e '</testsuites>' /tmp/parity_shard_*.xml
+    echo '</testsuites>'; } >"$OUT/parity_test.xml" 2>/dev/null
+  return $rc
+}
+# Each shard has its own timeout (a function cannot run under `timeout`).
+export -f parity_shards
+export BUNDLE OUT PARITY_SHARDS PARITY_TIMEOUT
+step parity "$((PARITY_TIMEOUT + 20))" bash -c parity_shards
 tail -n 30 "$OUT/parity_test.log" | tee -a "$LOG"
 
 step parity-huge "$HUGE_TIMEOUT" bash -c "'$BUNDLE/run' cuda_device_compressor_test \
