@@ -11,6 +11,7 @@
 #include "core/candidate_select.h"
 #include "core/exact_select.h"
 #include "core/interval_sums.h"
+#include "core/phase_checks.h"
 #include "core/magnitude_key.h"
 #include "entrograd/keep_count.h"
 
@@ -24,10 +25,7 @@ constexpr absl::string_view kAccumulatedName =
 absl::StatusOr<std::unique_ptr<LayerCompressor>> LayerCompressor::Create(
     int64_t numel, const CompressionOptions& options) {
   ENTROGRAD_RETURN_IF_ERROR(ValidateCompressionOptions(options));
-  if (numel < 1 || static_cast<uint64_t>(numel) > kMaxLayerElements) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "numel = ", numel, "; expected 1 <= numel <= ", kMaxLayerElements));
-  }
+  ENTROGRAD_RETURN_IF_ERROR(CheckLayerNumel(numel));
   return std::unique_ptr<LayerCompressor>(new LayerCompressor(numel, options));
 }
 
@@ -43,11 +41,7 @@ LayerCompressor::LayerCompressor(int64_t numel,
 
 absl::Status LayerCompressor::Compress(absl::Span<const float> gradient,
                                        int64_t step, CompressedLayer* out) {
-  if (options_.policy == KeepPolicy::kEntropyBudget) {
-    return absl::FailedPreconditionError(
-        "the entropy_budget policy needs every layer's entropy first: call "
-        "Accumulate on every layer, BudgetKeepCounts, then SelectTopK");
-  }
+  ENTROGRAD_RETURN_IF_ERROR(CheckPolicyCompressesAlone(options_.policy));
   ENTROGRAD_RETURN_IF_ERROR(Accumulate(gradient, MaxKeepCount(step)).status());
   return SelectWithPolicy(step, out);
 }
@@ -126,10 +120,7 @@ absl::StatusOr<EntropyStats> LayerCompressor::Accumulate(
 
 absl::Status LayerCompressor::SelectWithPolicy(int64_t step,
                                                CompressedLayer* out) {
-  if (!pending_) {
-    return absl::FailedPreconditionError(
-        "SelectWithPolicy called without a pending Accumulate");
-  }
+  ENTROGRAD_RETURN_IF_ERROR(CheckPending(pending_, "SelectWithPolicy"));
   ENTROGRAD_ASSIGN_OR_RETURN(
       KeepDecision decision,
       DecideKeepCount(pending_entropy_, numel_, step, options_));
@@ -153,14 +144,8 @@ absl::Status LayerCompressor::SelectWithPolicy(int64_t step,
 absl::Status LayerCompressor::SelectTopK(int64_t k, int64_t step,
                                          double keep_ratio,
                                          CompressedLayer* out) {
-  if (!pending_) {
-    return absl::FailedPreconditionError(
-        "SelectTopK called without a pending Accumulate");
-  }
-  if (k < 0 || k > numel_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("k = ", k, " is out of range [0, ", numel_, "]"));
-  }
+  ENTROGRAD_RETURN_IF_ERROR(CheckPending(pending_, "SelectTopK"));
+  ENTROGRAD_RETURN_IF_ERROR(CheckKeepCount(k, numel_));
   if (k == numel_) {
     ENTROGRAD_RETURN_IF_ERROR(CheckAccumulatedFinite());
     return Commit(step, 1.0, /*dense=*/true, out);

@@ -11,8 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "core/interval_sums.h"
+#include "core/phase_checks.h"
 #include "core/magnitude_key.h"
 #include "cuda/cuda_status.h"
+#include "cuda/device_layout.h"
 #include "cuda/kernels.h"
 #include "entrograd/keep_count.h"
 
@@ -27,11 +29,6 @@ using internal::kNoElement;
 constexpr absl::string_view kGradientName = "gradient";
 constexpr absl::string_view kAccumulatedName =
     "accumulated gradient (residual + gradient)";
-
-constexpr size_t kAlignment = 256;
-size_t AlignUp(size_t bytes) {
-  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
-}
 
 absl::Status NonFiniteElementError(absl::string_view what, float value,
                                    uint32_t index) {
@@ -68,10 +65,7 @@ absl::StatusOr<std::unique_ptr<DeviceLayerCompressor>>
 DeviceLayerCompressor::Create(int64_t numel, const CompressionOptions& options,
                               std::shared_ptr<DeviceWorkspace> workspace) {
   ENTROGRAD_RETURN_IF_ERROR(ValidateCompressionOptions(options));
-  if (numel < 1 || static_cast<uint64_t>(numel) > kMaxLayerElements) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "numel = ", numel, "; expected 1 <= numel <= ", kMaxLayerElements));
-  }
+  ENTROGRAD_RETURN_IF_ERROR(CheckLayerNumel(numel));
   const int64_t m = std::min<int64_t>(options.intervals, numel);
   if (m * internal::TilesPerInterval(numel, m) > 0x7FFFFFFF) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -116,29 +110,18 @@ DeviceLayerCompressor::DeviceLayerCompressor(
 absl::Status DeviceLayerCompressor::Allocate() {
   const size_t n = static_cast<size_t>(numel_);
   const bool momentum = options_.momentum_correction;
-  const size_t floats = AlignUp(n * sizeof(float));
-  const size_t total = floats * (momentum ? 5 : 3) +
-                       AlignUp(n * sizeof(uint32_t)) +
-                       AlignUp(internal::kFirstDigitBins * sizeof(uint32_t)) +
-                       AlignUp(2 * sizeof(uint32_t));
-  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMalloc(&memory_, total));
-  char* next = static_cast<char*>(memory_);
-  auto carve = [&next](size_t bytes) {
-    char* buffer = next;
-    next += bytes;
-    return buffer;
-  };
-  residual_ = reinterpret_cast<float*>(carve(floats));
-  pending_accumulated_ = reinterpret_cast<float*>(carve(floats));
-  out_values_ = reinterpret_cast<float*>(carve(floats));
+  DeviceLayout layout;
+  layout.Add(&residual_, n);
+  layout.Add(&pending_accumulated_, n);
+  layout.Add(&out_values_, n);
   if (momentum) {
-    velocity_ = reinterpret_cast<float*>(carve(floats));
-    pending_velocity_ = reinterpret_cast<float*>(carve(floats));
+    layout.Add(&velocity_, n);
+    layout.Add(&pending_velocity_, n);
   }
-  out_indices_ = reinterpret_cast<uint32_t*>(carve(AlignUp(n * sizeof(uint32_t))));
-  first_digit_histogram_ = reinterpret_cast<uint32_t*>(
-      carve(AlignUp(internal::kFirstDigitBins * sizeof(uint32_t))));
-  first_bad_ = reinterpret_cast<uint32_t*>(carve(AlignUp(2 * sizeof(uint32_t))));
+  layout.Add(&out_indices_, n);
+  layout.Add(&first_digit_histogram_, internal::kFirstDigitBins);
+  layout.Add(&first_bad_, 2);
+  ENTROGRAD_RETURN_IF_ERROR(layout.Allocate(&memory_));
   // G = 0 and V = 0 (ALGORITHM.md step 2).
   ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMemset(residual_, 0, n * sizeof(float)));
   if (momentum) {
@@ -166,11 +149,7 @@ absl::Status DeviceLayerCompressor::Compress(const void* gradient,
                                              GradientType type, int64_t step,
                                              cudaStream_t stream,
                                              DeviceCompressedLayer* out) {
-  if (options_.policy == KeepPolicy::kEntropyBudget) {
-    return absl::FailedPreconditionError(
-        "the entropy_budget policy needs every layer's entropy first: call "
-        "Accumulate on every layer, BudgetKeepCounts, then SelectTopK");
-  }
+  ENTROGRAD_RETURN_IF_ERROR(CheckPolicyCompressesAlone(options_.policy));
   ENTROGRAD_RETURN_IF_ERROR(Accumulate(gradient, type, stream).status());
   return SelectWithPolicy(step, stream, out);
 }
@@ -236,10 +215,7 @@ absl::StatusOr<EntropyStats> DeviceLayerCompressor::Accumulate(
 
 absl::Status DeviceLayerCompressor::SelectWithPolicy(
     int64_t step, cudaStream_t stream, DeviceCompressedLayer* out) {
-  if (!pending_) {
-    return absl::FailedPreconditionError(
-        "SelectWithPolicy called without a pending Accumulate");
-  }
+  ENTROGRAD_RETURN_IF_ERROR(CheckPending(pending_, "SelectWithPolicy"));
   ENTROGRAD_ASSIGN_OR_RETURN(
       KeepDecision decision,
       DecideKeepCount(pending_entropy_, numel_, step, options_));
@@ -255,14 +231,8 @@ absl::Status DeviceLayerCompressor::SelectTopK(int64_t k, int64_t step,
                                                double keep_ratio,
                                                cudaStream_t stream,
                                                DeviceCompressedLayer* out) {
-  if (!pending_) {
-    return absl::FailedPreconditionError(
-        "SelectTopK called without a pending Accumulate");
-  }
-  if (k < 0 || k > numel_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("k = ", k, " is out of range [0, ", numel_, "]"));
-  }
+  ENTROGRAD_RETURN_IF_ERROR(CheckPending(pending_, "SelectTopK"));
+  ENTROGRAD_RETURN_IF_ERROR(CheckKeepCount(k, numel_));
   if (k == numel_) {
     ENTROGRAD_RETURN_IF_ERROR(CheckAccumulatedFinite(stream));
     return CommitDense(step, 1.0, stream, out);

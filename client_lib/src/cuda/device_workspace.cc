@@ -6,23 +6,12 @@
 #include "common/status_macros.h"
 #include "core/interval_sums.h"
 #include "cuda/cuda_status.h"
+#include "cuda/device_layout.h"
 #include "cuda/kernels.h"
 #include "entrograd/cuda/device_compressor.h"
 
 namespace entrograd {
 namespace cuda {
-
-namespace {
-
-// Alignment of every buffer carved out of one allocation (what cudaMalloc
-// itself guarantees, enough for any vector load).
-constexpr size_t kAlignment = 256;
-
-size_t AlignUp(size_t bytes) {
-  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
-}
-
-}  // namespace
 
 absl::Status CheckCudaDeviceAvailable() {
   int driver_version = 0;
@@ -80,33 +69,17 @@ absl::Status DeviceWorkspace::Allocate() {
   const int64_t m = std::min(max_intervals_, max_numel_);
   ENTROGRAD_CUDA_RETURN_IF_ERROR(
       internal::SelectTempBytes(max_numel_, &cub_temp_bytes_));
-  const size_t partial_bytes = AlignUp(
-      sizeof(double) *
-      static_cast<size_t>(internal::MaxIntervalPartials(max_numel_, m) + m));
-  const size_t candidate_bytes =
-      AlignUp(sizeof(uint32_t) * static_cast<size_t>(max_numel_));
-  const size_t histogram_bytes = AlignUp(
-      sizeof(uint32_t) *
-      (internal::kSecondDigitBins + internal::kThirdDigitBins));
-  const size_t block_count_bytes =
-      AlignUp(sizeof(uint32_t) * 4 * kCompactBlocks);
-  const size_t state_bytes = AlignUp(sizeof(internal::SelectState));
-  const size_t temp_bytes = AlignUp(cub_temp_bytes_);
-  const size_t total = partial_bytes + candidate_bytes + histogram_bytes +
-                       block_count_bytes + state_bytes + temp_bytes;
-  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMalloc(&memory_, total));
-  char* next = static_cast<char*>(memory_);
-  auto carve = [&next](size_t bytes) {
-    char* buffer = next;
-    next += bytes;
-    return buffer;
-  };
-  interval_partials_ = reinterpret_cast<double*>(carve(partial_bytes));
-  candidates_ = reinterpret_cast<uint32_t*>(carve(candidate_bytes));
-  digit_histograms_ = reinterpret_cast<uint32_t*>(carve(histogram_bytes));
-  block_counts_ = reinterpret_cast<uint32_t*>(carve(block_count_bytes));
-  select_state_ = carve(state_bytes);
-  cub_temp_ = carve(temp_bytes);
+  DeviceLayout layout;
+  // The partial sums, then the m interval sums right after them.
+  layout.Add(&interval_partials_,
+             static_cast<size_t>(internal::MaxIntervalPartials(max_numel_, m) + m));
+  layout.Add(&candidates_, static_cast<size_t>(max_numel_));
+  layout.Add(&digit_histograms_,
+             internal::kSecondDigitBins + internal::kThirdDigitBins);
+  layout.Add(&block_counts_, 4 * kCompactBlocks);
+  layout.AddBytes(&select_state_, sizeof(internal::SelectState));
+  layout.AddBytes(&cub_temp_, cub_temp_bytes_);
+  ENTROGRAD_RETURN_IF_ERROR(layout.Allocate(&memory_));
   return absl::OkStatus();
 }
 
