@@ -48,13 +48,12 @@ class ScopedDevice {
 }  // namespace entrograd
 
 // Returns the CUDA error of `expr` as a Status from the enclosing function.
-#define ENTROGRAD_CUDA_RETURN_IF_ERROR(expr)                          \
-  do {                                                                \
-    const cudaError_t entrograd_cuda_error_ = (expr);                 \
-    if (entrograd_cuda_error_ != cudaSuccess) {                       \
-      return ::entrograd::cuda::CudaErrorStatus(entrograd_cuda_error_, \
-                                                #expr);               \
-    }                                                                 \
+#define ENTROGRAD_CUDA_RETURN_IF_ERROR(expr)                                   \
+  do {                                                                         \
+    const cudaError_t entrograd_cuda_error_ = (expr);                          \
+    if (entrograd_cuda_error_ != cudaSuccess) {                                \
+      return ::entrograd::cuda::CudaErrorStatus(entrograd_cuda_error_, #expr); \
+    }                                                                          \
   } while (false)
 
 #endif  // ENTROGRAD_CUDA_CUDA_STATUS_H_

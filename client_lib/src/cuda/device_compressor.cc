@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "core/interval_sums.h"
-#include "core/phase_checks.h"
 #include "core/magnitude_key.h"
+#include "core/phase_checks.h"
 #include "cuda/cuda_status.h"
 #include "cuda/device_layout.h"
 #include "cuda/kernels.h"
@@ -41,9 +41,9 @@ absl::StatusOr<float> ReadElement(const void* data, GradientType type,
                                   uint32_t index, cudaStream_t stream) {
   const size_t size = GradientTypeSize(type);
   uint32_t raw = 0;
-  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-      &raw, static_cast<const char*>(data) + size * index, size,
-      cudaMemcpyDeviceToHost, stream));
+  ENTROGRAD_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(&raw, static_cast<const char*>(data) + size * index, size,
+                      cudaMemcpyDeviceToHost, stream));
   ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   uint32_t bits = raw;
   if (type == GradientType::kBFloat16) {
@@ -76,16 +76,17 @@ DeviceLayerCompressor::Create(int64_t numel, const CompressionOptions& options,
   int device = 0;
   ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
   if (workspace == nullptr) {
-    ENTROGRAD_ASSIGN_OR_RETURN(workspace,
-                               DeviceWorkspace::Create(numel, options.intervals));
+    ENTROGRAD_ASSIGN_OR_RETURN(
+        workspace, DeviceWorkspace::Create(numel, options.intervals));
   }
   if (workspace->max_numel() < numel ||
-      workspace->max_intervals() < std::min<int64_t>(options.intervals, numel)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the workspace serves layers of up to ", workspace->max_numel(),
-        " elements and ", workspace->max_intervals(),
-        " intervals; this layer has ", numel, " elements and ", m,
-        " intervals"));
+      workspace->max_intervals() <
+          std::min<int64_t>(options.intervals, numel)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the workspace serves layers of up to ",
+                     workspace->max_numel(), " elements and ",
+                     workspace->max_intervals(), " intervals; this layer has ",
+                     numel, " elements and ", m, " intervals"));
   }
   if (workspace->device() != device) {
     return absl::InvalidArgumentError(
@@ -167,10 +168,9 @@ absl::StatusOr<EntropyStats> DeviceLayerCompressor::Accumulate(
   }
   ScopedDevice on_device(device_);
   DeviceWorkspace& workspace = *workspace_;
-  double* interval_sums =
-      workspace.interval_partials_ +
-      internal::MaxIntervalPartials(workspace.max_numel(),
-                                    workspace.max_intervals());
+  double* interval_sums = workspace.interval_partials_ +
+                          internal::MaxIntervalPartials(
+                              workspace.max_numel(), workspace.max_intervals());
   internal::AccumulateLaunch launch;
   launch.gradient = gradient;
   launch.type = type;
@@ -201,8 +201,8 @@ absl::StatusOr<EntropyStats> DeviceLayerCompressor::Accumulate(
   uint32_t first_bad[2];
   std::memcpy(first_bad, readback + sum_bytes, sizeof(first_bad));
   if (first_bad[0] != kNoElement) {
-    ENTROGRAD_ASSIGN_OR_RETURN(float value,
-                               ReadElement(gradient, type, first_bad[0], stream));
+    ENTROGRAD_ASSIGN_OR_RETURN(
+        float value, ReadElement(gradient, type, first_bad[0], stream));
     return NonFiniteElementError(kGradientName, value, first_bad[0]);
   }
   const auto* sums = reinterpret_cast<const double*>(readback);
@@ -317,13 +317,12 @@ absl::Status DeviceLayerCompressor::SelectThresholdAndCommit(
       stream));
   // k is only known now: the one wait of a threshold step.
   int64_t k = 0;
-  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&k, &state->candidate_count,
-                                                 sizeof(k),
-                                                 cudaMemcpyDeviceToHost, stream));
+  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+      &k, &state->candidate_count, sizeof(k), cudaMemcpyDeviceToHost, stream));
   ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
-  ENTROGRAD_CUDA_RETURN_IF_ERROR(internal::LaunchGatherAndMask(
-      pending_accumulated_, pending_velocity_, out_indices_, k, out_values_,
-      stream));
+  ENTROGRAD_CUDA_RETURN_IF_ERROR(
+      internal::LaunchGatherAndMask(pending_accumulated_, pending_velocity_,
+                                    out_indices_, k, out_values_, stream));
   FillHeader(step, static_cast<double>(k) / static_cast<double>(numel_), out);
   out->k = k;
   SwapInPending();
@@ -337,8 +336,9 @@ absl::Status DeviceLayerCompressor::CommitDense(int64_t step, double keep_ratio,
   // every entry selected).
   ScopedDevice on_device(device_);
   const size_t bytes = static_cast<size_t>(numel_) * sizeof(float);
-  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-      out_values_, pending_accumulated_, bytes, cudaMemcpyDeviceToDevice, stream));
+  ENTROGRAD_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(out_values_, pending_accumulated_, bytes,
+                      cudaMemcpyDeviceToDevice, stream));
   // Zeroing in the spare buffers and swapping them in keeps G and V as they
   // were if either memset fails.
   ENTROGRAD_CUDA_RETURN_IF_ERROR(
@@ -384,9 +384,9 @@ absl::Status DeviceLayerCompressor::RestoreState(
   const bool momentum = options_.momentum_correction;
   const size_t expected_velocity = momentum ? static_cast<size_t>(numel_) : 0;
   if (velocity.size() != expected_velocity) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("velocity has ", velocity.size(), " elements; expected ",
-                     expected_velocity, momentum ? "" : " (no momentum correction)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "velocity has ", velocity.size(), " elements; expected ",
+        expected_velocity, momentum ? "" : " (no momentum correction)"));
   }
   for (size_t i = 0; i < residual.size(); ++i) {
     if (!std::isfinite(residual[i])) {
@@ -423,9 +423,9 @@ absl::Status CopyToHost(const DeviceCompressedLayer& layer, cudaStream_t stream,
   out->indices.resize(layer.dense ? 0 : count);
   out->values.resize(count);
   if (count > 0 && !layer.dense) {
-    ENTROGRAD_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(out->indices.data(), layer.indices,
-                        count * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream));
+    ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        out->indices.data(), layer.indices, count * sizeof(uint32_t),
+        cudaMemcpyDeviceToHost, stream));
   }
   if (count > 0) {
     ENTROGRAD_CUDA_RETURN_IF_ERROR(

@@ -40,12 +40,12 @@ __device__ __forceinline__ float ToFloat(__nv_bfloat16 x) {
 // rounded, never contracted into an FMA (the CPU core is built with
 // -ffp-contract=off; the _rn intrinsics are never contracted).
 __device__ __forceinline__ float DeviceNextVelocity(float momentum,
-                                                   float velocity,
-                                                   float gradient) {
+                                                    float velocity,
+                                                    float gradient) {
   return __fadd_rn(__fmul_rn(momentum, velocity), gradient);
 }
 __device__ __forceinline__ float DeviceAccumulated(float residual,
-                                                  float increment) {
+                                                   float increment) {
   return __fadd_rn(residual, increment);
 }
 

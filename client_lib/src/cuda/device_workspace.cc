@@ -25,16 +25,16 @@ absl::Status CheckCudaDeviceAvailable() {
   int runtime_version = 0;
   cudaRuntimeGetVersion(&runtime_version);
   if (driver_version / 1000 < runtime_version / 1000) {
-    return absl::UnavailableError(absl::StrCat(
-        "the CUDA driver supports CUDA ", driver_version / 1000, ".",
-        driver_version % 1000 / 10, " but this build needs ",
-        runtime_version / 1000, ".x"));
+    return absl::UnavailableError(
+        absl::StrCat("the CUDA driver supports CUDA ", driver_version / 1000,
+                     ".", driver_version % 1000 / 10, " but this build needs ",
+                     runtime_version / 1000, ".x"));
   }
   int devices = 0;
   error = cudaGetDeviceCount(&devices);
   if (error != cudaSuccess) {
-    return absl::UnavailableError(absl::StrCat(
-        "no usable CUDA device: ", cudaGetErrorString(error)));
+    return absl::UnavailableError(
+        absl::StrCat("no usable CUDA device: ", cudaGetErrorString(error)));
   }
   if (devices == 0) return absl::UnavailableError("no CUDA device is present");
   return absl::OkStatus();
@@ -48,8 +48,8 @@ absl::StatusOr<std::shared_ptr<DeviceWorkspace>> DeviceWorkspace::Create(
     int64_t max_numel, int64_t max_intervals) {
   if (max_numel < 1 || static_cast<uint64_t>(max_numel) > kMaxLayerElements) {
     return absl::InvalidArgumentError(
-        absl::StrCat("max_numel = ", max_numel, "; expected 1 <= max_numel <= ",
-                     kMaxLayerElements));
+        absl::StrCat("max_numel = ", max_numel,
+                     "; expected 1 <= max_numel <= ", kMaxLayerElements));
   }
   if (max_intervals < 1) {
     return absl::InvalidArgumentError(
@@ -71,8 +71,9 @@ absl::Status DeviceWorkspace::Allocate() {
       internal::SelectTempBytes(max_numel_, &cub_temp_bytes_));
   DeviceLayout layout;
   // The partial sums, then the m interval sums right after them.
-  layout.Add(&interval_partials_,
-             static_cast<size_t>(internal::MaxIntervalPartials(max_numel_, m) + m));
+  layout.Add(
+      &interval_partials_,
+      static_cast<size_t>(internal::MaxIntervalPartials(max_numel_, m) + m));
   layout.Add(&candidates_, static_cast<size_t>(max_numel_));
   layout.Add(&digit_histograms_,
              internal::kSecondDigitBins + internal::kThirdDigitBins);
@@ -84,12 +85,11 @@ absl::Status DeviceWorkspace::Allocate() {
 }
 
 absl::Status DeviceWorkspace::CheckLastSelection(int64_t k,
-                                                cudaStream_t stream) const {
+                                                 cudaStream_t stream) const {
   ScopedDevice on_device(device_);
   internal::SelectState state;
-  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&state, select_state_,
-                                                 sizeof(state),
-                                                 cudaMemcpyDeviceToHost, stream));
+  ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+      &state, select_state_, sizeof(state), cudaMemcpyDeviceToHost, stream));
   ENTROGRAD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   if (state.error != 0 || state.candidate_count < k || state.remaining < 1) {
     return absl::InternalError(absl::StrCat(

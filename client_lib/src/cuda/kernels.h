@@ -40,8 +40,8 @@ inline constexpr uint32_t kNoElement = 0xFFFFFFFFu;
 // Selection state that stays on the device between the kernels of one
 // selection, so that the host never waits inside it.
 struct SelectState {
-  uint32_t prefix;     // the threshold key's bits decided so far
-  uint32_t remaining;  // entries still to take among those matching prefix
+  uint32_t prefix;          // the threshold key's bits decided so far
+  uint32_t remaining;       // entries still to take among those matching prefix
   int64_t candidate_count;  // entries kept by the ordered candidate pass
   uint32_t error;           // nonzero: a histogram held too few entries
   uint32_t padding;
@@ -58,15 +58,15 @@ int64_t MaxIntervalPartials(int64_t max_numel, int64_t max_intervals);
 struct AccumulateLaunch {
   const void* gradient = nullptr;  // u, n elements of `type`
   GradientType type = GradientType::kFloat32;
-  const float* residual = nullptr;   // G
-  const float* velocity = nullptr;   // V, or null: no momentum correction
-  float* accumulated = nullptr;      // out: A
-  float* next_velocity = nullptr;    // out: V' (momentum correction only)
+  const float* residual = nullptr;  // G
+  const float* velocity = nullptr;  // V, or null: no momentum correction
+  float* accumulated = nullptr;     // out: A
+  float* next_velocity = nullptr;   // out: V' (momentum correction only)
   float momentum = 0.0f;
   int64_t n = 0;
   int64_t m = 0;
-  double* interval_partials = nullptr;  // scratch, MaxIntervalPartials
-  double* interval_sums = nullptr;      // out: m sums of |u|
+  double* interval_partials = nullptr;        // scratch, MaxIntervalPartials
+  double* interval_sums = nullptr;            // out: m sums of |u|
   uint32_t* first_digit_histogram = nullptr;  // out: kFirstDigitBins, zeroed
                                               // here before counting
   uint32_t* first_bad = nullptr;  // out: [0] first non-finite u, [1] first
@@ -78,10 +78,10 @@ cudaError_t LaunchAccumulate(const AccumulateLaunch& launch,
                              cudaStream_t stream);
 
 struct SelectLaunch {
-  float* accumulated = nullptr;          // A; selected entries zeroed
-  float* next_velocity = nullptr;        // V'; selected entries zeroed, or null
+  float* accumulated = nullptr;    // A; selected entries zeroed
+  float* next_velocity = nullptr;  // V'; selected entries zeroed, or null
   int64_t n = 0;
-  int64_t k = 0;                         // 1 <= k < n
+  int64_t k = 0;                                    // 1 <= k < n
   const uint32_t* first_digit_histogram = nullptr;  // from LaunchAccumulate
   uint32_t* digit_histograms = nullptr;  // scratch: second + third digit bins
   uint32_t* candidates = nullptr;        // scratch: n entries
@@ -89,9 +89,9 @@ struct SelectLaunch {
   SelectState* state = nullptr;          // scratch
   void* cub_temp = nullptr;              // scratch: SelectTempBytes(n)
   size_t cub_temp_bytes = 0;
-  int refine_blocks = 0;                 // grid of the refine passes
-  uint32_t* out_indices = nullptr;       // out: k ascending indices
-  float* out_values = nullptr;           // out: A at those indices
+  int refine_blocks = 0;            // grid of the refine passes
+  uint32_t* out_indices = nullptr;  // out: k ascending indices
+  float* out_values = nullptr;      // out: A at those indices
 };
 
 // 5.5-5.6 for an explicit k: exact top-k by magnitude, ties to the smaller

@@ -153,9 +153,9 @@ class DeviceLayerCompressor {
   // the gradient's interval entropy; waits for `stream`. A pending
   // accumulation is replaced. The caller guarantees that `gradient` points
   // to numel elements of `type` on this compressor's device (a device
-  // pointer carries no length to check). Errors: INVALID_ARGUMENT when the gradient
-  // holds NaN/Inf (naming the first such element, as on the CPU) or is null;
-  // INTERNAL for a CUDA error. G and V are unchanged on error.
+  // pointer carries no length to check). Errors: INVALID_ARGUMENT when the
+  // gradient holds NaN/Inf (naming the first such element, as on the CPU) or is
+  // null; INTERNAL for a CUDA error. G and V are unchanged on error.
   absl::StatusOr<EntropyStats> Accumulate(const void* gradient,
                                           GradientType type,
                                           cudaStream_t stream);
@@ -220,10 +220,10 @@ class DeviceLayerCompressor {
   const CompressionOptions options_;
   const std::shared_ptr<DeviceWorkspace> workspace_;
   const int device_;
-  const int64_t intervals_;  // m = min(M, n)
-  void* memory_ = nullptr;   // one cudaMalloc for the per-layer buffers
-  float* residual_ = nullptr;          // G
-  float* velocity_ = nullptr;          // V (momentum correction only)
+  const int64_t intervals_;    // m = min(M, n)
+  void* memory_ = nullptr;     // one cudaMalloc for the per-layer buffers
+  float* residual_ = nullptr;  // G
+  float* velocity_ = nullptr;  // V (momentum correction only)
   float* pending_accumulated_ = nullptr;  // A
   float* pending_velocity_ = nullptr;     // V'
   float* out_values_ = nullptr;
