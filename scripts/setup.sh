@@ -2,6 +2,10 @@
 # Installs every Debian package entrograd needs to build, test and run.
 # Idempotent and quiet: safe to run on every CI run and on a fresh Debian 12
 # machine as root. Packages already installed are not touched again.
+# ENTROGRAD_SETUP_PROMETHEUS=0 skips the Prometheus server (promtool);
+# ENTROGRAD_SETUP_DEPLOY_TOOLS=0 skips helm, kubectl and the npm tools of the
+# deploy tests (scripts/setup_deploy_tools.sh, into .tools/). The Dockerfiles
+# set both to 0.
 set -euo pipefail
 
 PACKAGES=(
@@ -34,3 +38,8 @@ if ((${#missing[@]})); then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 echo "setup: all packages present"
+
+# helm, kubectl and the npm tools of the deploy/k8s tests, into .tools/.
+if [[ "${ENTROGRAD_SETUP_DEPLOY_TOOLS:-1}" == 1 ]]; then
+  bash "$(dirname "${BASH_SOURCE[0]}")/setup_deploy_tools.sh"
+fi
