@@ -14,9 +14,11 @@ const path = require('node:path');
 
 const { REPO, renderChart, findObject, npmPackage } = require('./lib/tools');
 const { validateObjects, typecheckObjects } = require('./lib/kube');
-const { AGGREGATOR_FLAGS, WORKER_FLAGS, abslFlags } = require('./lib/sources');
+const { AGGREGATOR_FLAGS, WORKER_FLAGS, abslFlags, healthServiceName } = require('./lib/sources');
 
 const NAMESPACE = 'ml';
+// What the probes must ask grpc.health.v1 about (aggregator_server.cc).
+const HEALTH_SERVICE = healthServiceName();
 const SCENARIOS = {
   defaults: { values: [] },
   'one shard': { set: ['aggregator.replicas=1'] },
@@ -158,7 +160,7 @@ for (const [name, objects] of Object.entries(rendered)) {
     assert.equal(pod.spec.restartPolicy, 'Never');
     const addresses = pod.spec.containers.map((c) => {
       assert.deepEqual(c.command, ['/usr/local/bin/grpc_health_probe']);
-      assert.ok(c.args.includes('-service=entrograd.v1.Aggregator'));
+      assert.ok(c.args.includes(`-service=${HEALTH_SERVICE}`));
       return c.args.find((a) => a.startsWith('-addr=')).slice('-addr='.length);
     });
     assert.deepEqual(addresses, expectedShards(objects));
@@ -176,7 +178,7 @@ test('defaults: two shards, no optional objects, native gRPC probes on grpc.heal
   const grpcPort = container.ports.find((p) => p.name === 'grpc').containerPort;
   for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
     const spec = container[probe];
-    assert.deepEqual(spec.grpc, { port: grpcPort, service: 'entrograd.v1.Aggregator' }, `${probe} is a native grpc probe`);
+    assert.deepEqual(spec.grpc, { port: grpcPort, service: HEALTH_SERVICE }, `${probe} is a native grpc probe`);
     for (const other of ['exec', 'httpGet', 'tcpSocket']) assert.equal(spec[other], undefined, `${probe} has no ${other}`);
   }
   assert.equal(sts.spec.template.spec.terminationGracePeriodSeconds, 20 + 10);
@@ -249,6 +251,7 @@ test('every feature with TLS: exec probes over TLS, certificates mounted where t
     assert.equal(container[probe].grpc, undefined, 'the kubelet gRPC probe cannot speak TLS');
     assert.equal(command[0], '/usr/local/bin/grpc_health_probe');
     assert.ok(command.includes('-tls'));
+    assert.ok(command.includes(`-service=${HEALTH_SERVICE}`));
     assert.ok(command.includes(`-tls-client-cert=${tlsMount.mountPath}/tls.crt`), 'mTLS: the probe presents a certificate');
   }
   const testPod = findObject(objects, 'Pod');

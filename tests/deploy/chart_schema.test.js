@@ -6,7 +6,10 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 
-const { renderChart, renderChartFails } = require('./lib/tools');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const { CHART, renderChart, renderChartFails, npmPackage } = require('./lib/tools');
 
 // [--set assignments, text the error must contain]
 const REJECTED = [
@@ -63,3 +66,35 @@ for (const set of ACCEPTED) {
     assert.ok(objects.some((o) => o.kind === 'StatefulSet'));
   });
 }
+
+// values.yaml and values.schema.json describe the same keys, and every key
+// of values.yaml carries a "# --" comment (helm-docs style) saying what it
+// does; free-form maps (resources, labels, affinity, ...) are one value.
+test('values.yaml: every key is in the schema, every schema key in values.yaml, every key commented', () => {
+  const YAML = npmPackage('yaml');
+  const doc = YAML.parseDocument(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8'));
+  const schema = JSON.parse(fs.readFileSync(path.join(CHART, 'values.schema.json'), 'utf8'));
+  const problems = [];
+  function walk(map, node, prefix) {
+    const inValues = new Set();
+    map.items.forEach((pair, index) => {
+      const key = pair.key.value;
+      const where = `${prefix}${key}`;
+      inValues.add(key);
+      const child = node.properties && node.properties[key];
+      if (!child) {
+        problems.push(`${where}: not in values.schema.json`);
+        return;
+      }
+      const comment = pair.key.commentBefore || (index === 0 && map.commentBefore) || '';
+      const nested = YAML.isMap(pair.value) && child.properties && child.additionalProperties === false && key !== 'resources';
+      if (nested) walk(pair.value, child, `${where}.`);
+      else if (!/(^|\n)\s*-- \S/.test(comment)) problems.push(`${where}: no "# --" comment`);
+    });
+    for (const key of Object.keys(node.properties || {})) {
+      if (!inValues.has(key)) problems.push(`${prefix}${key}: in the schema, not in values.yaml`);
+    }
+  }
+  walk(doc.contents, schema, '');
+  assert.deepEqual(problems, []);
+});

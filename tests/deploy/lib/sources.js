@@ -59,7 +59,15 @@ function aggregatorLabelValues() {
   return values;
 }
 
+// The service name the aggregator reports in grpc.health.v1 (SERVING, and
+// NOT_SERVING while draining): kServiceName in aggregator_server.cc.
+function healthServiceName() {
+  const match = /kServiceName\[\]\s*=\s*"([^"]+)"/.exec(read('aggregator/server/aggregator_server.cc'));
+  if (!match) throw new Error('kServiceName not found in aggregator/server/aggregator_server.cc');
+  return match[1];
+}
+
 module.exports = {
   AGGREGATOR_FLAGS, WORKER_FLAGS, METRIC_SOURCES,
-  abslFlags, exportedMetrics, aggregatorLabelValues,
+  abslFlags, exportedMetrics, aggregatorLabelValues, healthServiceName,
 };
