@@ -9,6 +9,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "cuda/cuda_compat.cuh"
 #include "cuda/device_math.cuh"
 #include "cuda/kernels.h"
 

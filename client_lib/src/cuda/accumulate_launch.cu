@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cuda/accumulate_kernels.cuh"
+#include "cuda/cuda_compat.cuh"
 #include "cuda/device_math.cuh"
 #include "cuda/kernels.h"
 
@@ -22,20 +23,18 @@ cudaError_t LaunchTyped(const AccumulateLaunch& launch, uint64_t blocks,
   const uint64_t n = static_cast<uint64_t>(launch.n);
   const uint64_t m = static_cast<uint64_t>(launch.m);
   if (launch.velocity != nullptr) {
-    AccumulateKernel<GradientT, true>
-        <<<blocks, kAccumulateThreads, 0, stream>>>(
-            gradient, launch.residual, launch.velocity, launch.accumulated,
-            launch.next_velocity, launch.momentum, n, m, tiles_per_interval,
-            launch.interval_partials, launch.first_digit_histogram,
-            launch.first_bad);
-  } else {
-    AccumulateKernel<GradientT, false>
-        <<<blocks, kAccumulateThreads, 0, stream>>>(
-            gradient, launch.residual, nullptr, launch.accumulated, nullptr,
-            launch.momentum, n, m, tiles_per_interval, launch.interval_partials,
-            launch.first_digit_histogram, launch.first_bad);
+    return LaunchKernel(AccumulateKernel<GradientT, true>, blocks,
+                        kAccumulateThreads, stream, gradient, launch.residual,
+                        launch.velocity, launch.accumulated,
+                        launch.next_velocity, launch.momentum, n, m,
+                        tiles_per_interval, launch.interval_partials,
+                        launch.first_digit_histogram, launch.first_bad);
   }
-  return cudaGetLastError();
+  return LaunchKernel(AccumulateKernel<GradientT, false>, blocks,
+                      kAccumulateThreads, stream, gradient, launch.residual,
+                      nullptr, launch.accumulated, nullptr, launch.momentum, n,
+                      m, tiles_per_interval, launch.interval_partials,
+                      launch.first_digit_histogram, launch.first_bad);
 }
 
 }  // namespace
@@ -81,10 +80,10 @@ cudaError_t LaunchAccumulate(const AccumulateLaunch& launch,
   const uint64_t finalize_blocks =
       (static_cast<uint64_t>(launch.m) + kFinalizeThreads - 1) /
       kFinalizeThreads;
-  FinalizeIntervalSumsKernel<<<finalize_blocks, kFinalizeThreads, 0, stream>>>(
-      launch.interval_partials, static_cast<uint64_t>(launch.m), tiles,
-      launch.interval_sums);
-  return cudaGetLastError();
+  return LaunchKernel(FinalizeIntervalSumsKernel, finalize_blocks,
+                      kFinalizeThreads, stream, launch.interval_partials,
+                      static_cast<uint64_t>(launch.m), tiles,
+                      launch.interval_sums);
 }
 
 }  // namespace internal

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "cuda/cuda_compat.cuh"
+
 namespace entrograd {
 namespace cuda {
 namespace internal {

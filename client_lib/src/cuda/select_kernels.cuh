@@ -5,8 +5,8 @@
 #ifndef ENTROGRAD_CUDA_SELECT_KERNELS_CUH_
 #define ENTROGRAD_CUDA_SELECT_KERNELS_CUH_
 
-#include <cub/block/block_scan.cuh>
-
+#include "cuda/cub_compat.cuh"
+#include "cuda/cuda_compat.cuh"
 #include "cuda/device_math.cuh"
 #include "cuda/kernels.h"
 

@@ -13,11 +13,10 @@
 //
 // Every intermediate count lives in SelectState on the device: the host
 // launches the whole chain without waiting.
-#include <thrust/iterator/counting_iterator.h>
-
 #include <algorithm>
-#include <cub/device/device_select.cuh>
 
+#include "cuda/cub_compat.cuh"
+#include "cuda/cuda_compat.cuh"
 #include "cuda/device_math.cuh"
 #include "cuda/kernels.h"
 #include "cuda/select_kernels.cuh"
@@ -86,9 +85,11 @@ cudaError_t LaunchSelectTopK(const SelectLaunch& launch, cudaStream_t stream) {
   if (error != cudaSuccess) return error;
 
   // Digit 1 from the accumulate pass's histogram.
-  FindBucketKernel<kFirstDigitBins><<<1, kFindThreads, 0, stream>>>(
-      launch.first_digit_histogram, kFirstDigitShift, /*first_digit=*/true,
-      static_cast<uint32_t>(launch.k), state);
+  error = LaunchKernel(FindBucketKernel<kFirstDigitBins>, 1, kFindThreads,
+                       stream, launch.first_digit_histogram, kFirstDigitShift,
+                       /*first_digit=*/true, static_cast<uint32_t>(launch.k),
+                       state);
+  if (error != cudaSuccess) return error;
   // The candidates, in index order.
   size_t temp_bytes = launch.cub_temp_bytes;
   error =
@@ -98,29 +99,41 @@ cudaError_t LaunchSelectTopK(const SelectLaunch& launch, cudaStream_t stream) {
   if (error != cudaSuccess) return error;
   // Digits 2 and 3 over the candidates of the boundary bucket.
   const int blocks = launch.refine_blocks;
-  RefineHistogramKernel<kSecondDigitShift, kSecondDigitBins, kFirstDigitShift>
-      <<<blocks, kRefineThreads, 0, stream>>>(
-          launch.accumulated, launch.candidates, state, second_histogram);
-  FindBucketKernel<kSecondDigitBins><<<1, kFindThreads, 0, stream>>>(
-      second_histogram, kSecondDigitShift, /*first_digit=*/false, 0, state);
-  RefineHistogramKernel<0, kThirdDigitBins, kSecondDigitShift>
-      <<<blocks, kRefineThreads, 0, stream>>>(
-          launch.accumulated, launch.candidates, state, third_histogram);
-  FindBucketKernel<kThirdDigitBins><<<1, kFindThreads, 0, stream>>>(
-      third_histogram, 0, /*first_digit=*/false, 0, state);
+  error =
+      LaunchKernel(RefineHistogramKernel<kSecondDigitShift, kSecondDigitBins,
+                                         kFirstDigitShift>,
+                   blocks, kRefineThreads, stream, launch.accumulated,
+                   launch.candidates, state, second_histogram);
+  if (error != cudaSuccess) return error;
+  error = LaunchKernel(FindBucketKernel<kSecondDigitBins>, 1, kFindThreads,
+                       stream, second_histogram, kSecondDigitShift,
+                       /*first_digit=*/false, 0, state);
+  if (error != cudaSuccess) return error;
+  error =
+      LaunchKernel(RefineHistogramKernel<0, kThirdDigitBins, kSecondDigitShift>,
+                   blocks, kRefineThreads, stream, launch.accumulated,
+                   launch.candidates, state, third_histogram);
+  if (error != cudaSuccess) return error;
+  error =
+      LaunchKernel(FindBucketKernel<kThirdDigitBins>, 1, kFindThreads, stream,
+                   third_histogram, 0, /*first_digit=*/false, 0, state);
+  if (error != cudaSuccess) return error;
   // Ordered compaction of the candidates.
   uint32_t* above_counts = launch.block_counts;
   uint32_t* equal_counts = above_counts + kCompactBlocks;
   uint32_t* equal_offsets = equal_counts + kCompactBlocks;
   uint32_t* output_offsets = equal_offsets + kCompactBlocks;
-  CountAboveAndEqualKernel<<<kCompactBlocks, kCompactThreads, 0, stream>>>(
-      launch.accumulated, launch.candidates, state, above_counts, equal_counts);
-  CompactionOffsetsKernel<<<1, kCompactBlocks, 0, stream>>>(
-      above_counts, equal_counts, state, equal_offsets, output_offsets);
-  WriteSelectedKernel<<<kCompactBlocks, kCompactThreads, 0, stream>>>(
-      launch.accumulated, launch.candidates, state, equal_offsets,
-      output_offsets, launch.out_indices);
-  error = cudaGetLastError();
+  error = LaunchKernel(CountAboveAndEqualKernel, kCompactBlocks,
+                       kCompactThreads, stream, launch.accumulated,
+                       launch.candidates, state, above_counts, equal_counts);
+  if (error != cudaSuccess) return error;
+  error = LaunchKernel(CompactionOffsetsKernel, 1, kCompactBlocks, stream,
+                       above_counts, equal_counts, state, equal_offsets,
+                       output_offsets);
+  if (error != cudaSuccess) return error;
+  error = LaunchKernel(WriteSelectedKernel, kCompactBlocks, kCompactThreads,
+                       stream, launch.accumulated, launch.candidates, state,
+                       equal_offsets, output_offsets, launch.out_indices);
   if (error != cudaSuccess) return error;
   return LaunchGatherAndMask(launch.accumulated, launch.next_velocity,
                              launch.out_indices, launch.k, launch.out_values,
@@ -141,10 +154,10 @@ cudaError_t LaunchGatherAndMask(float* accumulated, float* next_velocity,
                                 const uint32_t* indices, int64_t k,
                                 float* values, cudaStream_t stream) {
   if (k <= 0) return cudaSuccess;
-  GatherAndMaskKernel<<<Blocks(static_cast<uint64_t>(k), kGatherThreads),
-                        kGatherThreads, 0, stream>>>(
-      accumulated, next_velocity, indices, static_cast<uint64_t>(k), values);
-  return cudaGetLastError();
+  return LaunchKernel(GatherAndMaskKernel,
+                      Blocks(static_cast<uint64_t>(k), kGatherThreads),
+                      kGatherThreads, stream, accumulated, next_velocity,
+                      indices, static_cast<uint64_t>(k), values);
 }
 
 }  // namespace internal
