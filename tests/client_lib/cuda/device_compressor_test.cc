@@ -461,7 +461,10 @@ TEST_P(DeviceDeterminismTest, SameInputsGiveIdenticalBytes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, DeviceDeterminismTest,
-                         ::testing::Values(65537, kMillionPlus3, k25M));
+                         ::testing::Values(65537, kMillionPlus3, k25M),
+                         [](const ::testing::TestParamInfo<int64_t>& info) {
+                           return absl::StrCat("n", info.param);
+                         });
 
 }  // namespace
 }  // namespace entrograd::cuda_test
