@@ -668,15 +668,24 @@ void JobRegistry::AbortAllRounds(absl::string_view reason) {
 
 void JobRegistry::UpdateGaugesLocked() {
   if (metrics_ == nullptr) return;
+  metrics_->SetActiveStreams(ActiveStreamsLocked());
+  metrics_->SetRoundsInFlight(rounds_in_flight_);
+  metrics_->SetBytesHeld(bytes_held_);
+}
+
+int64_t JobRegistry::ActiveStreamsLocked() const {
   int64_t streams = 0;
   for (const auto& [job_id, job] : jobs_) {
     for (const Job::Member& member : job->members) {
       streams += member.sink != nullptr;
     }
   }
-  metrics_->SetActiveStreams(streams);
-  metrics_->SetRoundsInFlight(rounds_in_flight_);
-  metrics_->SetBytesHeld(bytes_held_);
+  return streams;
+}
+
+int64_t JobRegistry::ActiveStreams() const {
+  absl::MutexLock lock(&mutex_);
+  return ActiveStreamsLocked();
 }
 
 void JobRegistry::Deliver(std::vector<Delivery>& deliveries) {

@@ -112,6 +112,8 @@ class JobRegistry {
   int64_t RoundsInFlight() const;
   int64_t BytesHeld() const;
   int JobCount() const;
+  // Members with a live stream, over all jobs (entrograd_active_streams).
+  int64_t ActiveStreams() const;
   int64_t Duplicates() const;
 
  private:
@@ -134,6 +136,7 @@ class JobRegistry {
   void MaybeDropJobLocked(const std::string& job_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void UpdateGaugesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  int64_t ActiveStreamsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Merges a complete round (outside the lock) and delivers it.
   void FinishRound(const std::string& job_id, int64_t step, uint32_t layer,
                    std::unique_ptr<Round> round);

@@ -25,7 +25,7 @@ ExchangeReactor::ExchangeReactor(grpc::CallbackServerContext* context,
                                  AggregatorMetrics* metrics)
     : registry_(registry),
       metrics_(metrics),
-      sink_(std::make_shared<ReactorSink>(this)) {
+      sink_(std::make_shared<ReactorSink>(static_cast<StreamWriter*>(this))) {
   if (tokens != nullptr) {
     absl::StatusOr<std::optional<std::string>> job =
         tokens->Authorize(AuthorizationOf(*context));

@@ -12,15 +12,15 @@
 
 #include "aggregator/rounds/job_registry.h"
 #include "aggregator/server/token_store.h"
+#include "aggregator/service/reactor_sink.h"
 #include "entrograd/v1/aggregator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
 namespace entrograd::aggregator {
 
-class ReactorSink;
-
 class ExchangeReactor
-    : public grpc::ServerBidiReactor<v1::WorkerMessage, v1::AggregatorMessage> {
+    : public grpc::ServerBidiReactor<v1::WorkerMessage, v1::AggregatorMessage>,
+      private StreamWriter {
  public:
   // `registry` and `tokens` (null: no authentication) must outlive the
   // server. Checks the bearer token before reading anything.
@@ -33,6 +33,11 @@ class ExchangeReactor
 
  private:
   ~ExchangeReactor() override;
+  // StreamWriter, for the sink.
+  void StartMessageWrite(const v1::AggregatorMessage* message) override {
+    StartWrite(message);
+  }
+  void FinishStream(const grpc::Status& status) override { Finish(status); }
   // Each returns whether to keep reading (false once the stream finished).
   bool HandleJoin(const v1::Join& join);
   bool HandleLayerUpdate(const v1::LayerUpdate& update);

@@ -11,26 +11,26 @@ namespace entrograd::aggregator {
 
 void ReactorSink::Send(std::shared_ptr<const v1::AggregatorMessage> message) {
   const v1::AggregatorMessage* to_write = nullptr;
-  Reactor* reactor = nullptr;
+  StreamWriter* writer = nullptr;
   {
     absl::MutexLock lock(&mutex_);
-    if (reactor_ == nullptr || finished_ || finish_after_writes_.has_value()) {
+    if (writer_ == nullptr || finished_ || finish_after_writes_.has_value()) {
       return;  // the stream ended: the worker gets it again after reconnecting
     }
     queue_.push_back(std::move(message));
     if (writing_) return;
     writing_ = true;
     to_write = queue_.front().get();
-    reactor = reactor_;
+    writer = writer_;
   }
-  reactor->StartWrite(to_write);
+  writer->StartMessageWrite(to_write);
 }
 
 void ReactorSink::Close(const absl::Status& status) {
-  Reactor* reactor = nullptr;
+  StreamWriter* writer = nullptr;
   {
     absl::MutexLock lock(&mutex_);
-    if (reactor_ == nullptr || finished_ || finish_after_writes_.has_value()) {
+    if (writer_ == nullptr || finished_ || finish_after_writes_.has_value()) {
       return;
     }
     if (writing_) {
@@ -39,26 +39,35 @@ void ReactorSink::Close(const absl::Status& status) {
     }
     finished_ = true;
     queue_.clear();
-    reactor = reactor_;
+    writer = writer_;
   }
-  reactor->Finish(ToGrpcStatus(status));
+  writer->FinishStream(ToGrpcStatus(status));
 }
 
 void ReactorSink::WriteDone(bool ok) {
   const v1::AggregatorMessage* to_write = nullptr;
   std::optional<grpc::Status> finish;
-  Reactor* reactor = nullptr;
+  StreamWriter* writer = nullptr;
   {
     absl::MutexLock lock(&mutex_);
     writing_ = false;
     if (!queue_.empty()) queue_.pop_front();
-    if (!ok) {
-      queue_.clear();  // the stream broke; OnDone follows
+    if (finished_ || writer_ == nullptr) {
+      queue_.clear();
       return;
     }
-    if (finished_ || reactor_ == nullptr) return;
-    reactor = reactor_;
-    if (!queue_.empty()) {
+    writer = writer_;
+    if (!ok) {
+      // The stream broke. gRPC runs OnDone only after Finish, so the sink
+      // still finishes it here: otherwise a Close deferred behind this write
+      // would never finish the stream, the member would stay registered and
+      // server shutdown would wait forever.
+      queue_.clear();
+      finished_ = true;
+      finish = finish_after_writes_.value_or(
+          grpc::Status(grpc::StatusCode::CANCELLED,
+                       "writing to the worker failed; the stream is closed"));
+    } else if (!queue_.empty()) {
       writing_ = true;
       to_write = queue_.front().get();
     } else if (finish_after_writes_.has_value()) {
@@ -69,15 +78,15 @@ void ReactorSink::WriteDone(bool ok) {
     }
   }
   if (to_write != nullptr) {
-    reactor->StartWrite(to_write);
+    writer->StartMessageWrite(to_write);
   } else {
-    reactor->Finish(*finish);
+    writer->FinishStream(*finish);
   }
 }
 
 void ReactorSink::Detach() {
   absl::MutexLock lock(&mutex_);
-  reactor_ = nullptr;
+  writer_ = nullptr;
   queue_.clear();
 }
 

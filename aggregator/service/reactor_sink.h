@@ -3,6 +3,10 @@
 // Finish of the stream once the queue drains. Shared between the reactor and
 // the registry; after the reactor is done, Send and Close do nothing.
 //
+// The sink finishes its stream exactly once on every path, a failed write
+// included: gRPC runs the reactor's OnDone (and so the registry's Leave, and
+// server shutdown) only after Finish.
+//
 // Thread safety: all methods are thread-safe.
 #ifndef ENTROGRAD_AGGREGATOR_SERVICE_REACTOR_SINK_H_
 #define ENTROGRAD_AGGREGATOR_SERVICE_REACTOR_SINK_H_
@@ -18,12 +22,23 @@
 
 namespace entrograd::aggregator {
 
+// The two stream operations the sink drives: ServerBidiReactor's StartWrite
+// and Finish, behind an interface so the sink's ordering can be tested
+// without a network. gRPC allows at most one write in flight and one Finish,
+// with no write pending; the sink keeps both rules.
+class StreamWriter {
+ public:
+  virtual ~StreamWriter() = default;
+  // Starts writing `message`, which stays alive until WriteDone.
+  virtual void StartMessageWrite(const v1::AggregatorMessage* message) = 0;
+  // Ends the stream with `status`.
+  virtual void FinishStream(const grpc::Status& status) = 0;
+};
+
 class ReactorSink : public StreamSink {
  public:
-  using Reactor =
-      grpc::ServerBidiReactor<v1::WorkerMessage, v1::AggregatorMessage>;
-
-  explicit ReactorSink(Reactor* reactor) : reactor_(reactor) {}
+  // `writer` must stay valid until Detach.
+  explicit ReactorSink(StreamWriter* writer) : writer_(writer) {}
 
   void Send(std::shared_ptr<const v1::AggregatorMessage> message) override;
   void Close(const absl::Status& status) override;
@@ -35,7 +50,7 @@ class ReactorSink : public StreamSink {
 
  private:
   absl::Mutex mutex_;
-  Reactor* reactor_ ABSL_GUARDED_BY(mutex_);
+  StreamWriter* writer_ ABSL_GUARDED_BY(mutex_);
   std::deque<std::shared_ptr<const v1::AggregatorMessage>> queue_
       ABSL_GUARDED_BY(mutex_);
   bool writing_ ABSL_GUARDED_BY(mutex_) = false;

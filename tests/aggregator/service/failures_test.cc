@@ -97,6 +97,52 @@ TEST_F(AggregatorServiceTest, NonFiniteContributionRejectsTheRoundForEveryRank) 
   for (float v : decoded->values) EXPECT_TRUE(std::isfinite(v));
 }
 
+// A worker that stops reading while large merged updates are being written
+// to it, half-closes and then dies: the server's write fails behind a
+// deferred Close. The stream must still be finished, so the rank leaves, its
+// restart with the same incarnation is accepted, and the server shuts down.
+// Repeated, because the half-close and the cancel reach the server's
+// callbacks in either order.
+TEST_F(AggregatorServiceTest, AStreamThatBreaksDuringAWriteIsFinishedAndItsRankCanRejoin) {
+  StartServer();
+  constexpr int kLayers = 4;
+  constexpr uint64_t kNumel = 900000;  // 3.6 MB dense: under the 4 MB default
+  JoinSpec spec0 = Spec(0, "stalled");
+  JoinSpec spec1 = Spec(1, "stalled");
+  spec0.layers.clear();
+  for (int layer = 0; layer < kLayers; ++layer) {
+    spec0.layers.push_back({absl::StrCat("w", layer), kNumel});
+  }
+  spec1.layers = spec0.layers;
+  std::vector<float> dense(kNumel, 0.5f);
+  auto payload = EncodeDense(dense, {ValueType::kF32, IndexEncoding::kDense});
+  ASSERT_TRUE(payload.ok()) << payload.status();
+  auto rank1 = Joined(spec1);
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    SCOPED_TRACE(absl::StrCat("attempt ", attempt));
+    auto rank0 = Joined(spec0);  // the same incarnation every time
+    const int64_t step = attempt;
+    for (uint32_t layer = 0; layer < kLayers; ++layer) {
+      rank0->SendUpdate(MakeUpdate(step, layer, *payload, step - 1));
+      rank1->SendUpdate(MakeUpdate(step, layer, *payload, step - 1));
+    }
+    for (int layer = 0; layer < kLayers; ++layer) {
+      auto merged = rank1->Read();
+      ASSERT_TRUE(merged.ok() && merged->has_merged_layer()) << merged.status();
+    }
+    // rank 0 read none of its ~14 MB: a write is stuck on flow control.
+    rank0->HalfClose();
+    rank0->Cancel();
+    ASSERT_TRUE(WaitFor([&] { return server_->registry().ActiveStreams() == 1; }))
+        << "the broken stream was never finished: rank 0 is still registered";
+  }
+  auto rejoined = Joined(spec0);
+  EXPECT_EQ(server_->registry().ActiveStreams(), 2);
+  ENTROGRAD_EXPECT_OK(rejoined->Finish());
+  ENTROGRAD_EXPECT_OK(rank1->Finish());
+  EXPECT_TRUE(WaitFor([&] { return server_->registry().ActiveStreams() == 0; }));
+}
+
 TEST_F(AggregatorServiceTest, MemoryQuotaRefusesWithoutPartialState) {
   aggregator::AggregatorConfig config = TestConfig();
   config.registry.memory_quota_bytes = 100000;  // < two dense 20000-float layers

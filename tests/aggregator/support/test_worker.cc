@@ -95,6 +95,8 @@ absl::Status TestWorker::Finish() {
   return final_status_;
 }
 
+void TestWorker::HalfClose() { stream_->WritesDone(); }
+
 void TestWorker::Cancel() { context_.TryCancel(); }
 
 std::vector<float> ToDense(const DecodedPayload& payload) {

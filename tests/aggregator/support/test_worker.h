@@ -66,6 +66,9 @@ class TestWorker {
   // returns the final status.
   absl::Status Finish();
   int drained() const { return drained_; }
+  // Half-closes without reading: the server sees the end of the worker's
+  // messages while its own writes may still be in flight.
+  void HalfClose();
   // Cancels the stream (a worker that died).
   void Cancel();
 

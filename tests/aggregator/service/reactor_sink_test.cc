@@ -1,0 +1,122 @@
+// ReactorSink's ordering rules against a recording StreamWriter: one write in
+// flight, Finish exactly once with no write pending, and Finish on every
+// path, a failed write included (gRPC runs OnDone, and so Leave and server
+// shutdown, only after Finish).
+#include "aggregator/service/reactor_sink.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace entrograd::aggregator {
+namespace {
+
+class RecordingWriter : public StreamWriter {
+ public:
+  void StartMessageWrite(const v1::AggregatorMessage* message) override {
+    writes.push_back(message);
+  }
+  void FinishStream(const grpc::Status& status) override {
+    finishes.push_back(status);
+  }
+
+  std::vector<const v1::AggregatorMessage*> writes;
+  std::vector<grpc::Status> finishes;
+};
+
+std::shared_ptr<const v1::AggregatorMessage> Merged(int64_t step) {
+  auto message = std::make_shared<v1::AggregatorMessage>();
+  message->mutable_merged_layer()->set_step(step);
+  return message;
+}
+
+TEST(ReactorSinkTest, WritesOneMessageAtATimeInOrder) {
+  RecordingWriter writer;
+  ReactorSink sink(&writer);
+  auto first = Merged(1);
+  auto second = Merged(2);
+  sink.Send(first);
+  sink.Send(second);
+  ASSERT_EQ(writer.writes.size(), 1u)
+      << "a second write while one is in flight";
+  EXPECT_EQ(writer.writes[0], first.get());
+  sink.WriteDone(true);
+  ASSERT_EQ(writer.writes.size(), 2u);
+  EXPECT_EQ(writer.writes[1], second.get());
+  EXPECT_TRUE(writer.finishes.empty());
+}
+
+TEST(ReactorSinkTest, CloseDuringAWriteFinishesAfterTheQueueDrains) {
+  RecordingWriter writer;
+  ReactorSink sink(&writer);
+  sink.Send(Merged(1));
+  sink.Send(Merged(2));
+  sink.Close(absl::AbortedError("replaced"));
+  EXPECT_TRUE(writer.finishes.empty()) << "Finish with a write pending";
+  sink.WriteDone(true);
+  EXPECT_TRUE(writer.finishes.empty());
+  sink.WriteDone(true);
+  ASSERT_EQ(writer.finishes.size(), 1u);
+  EXPECT_EQ(writer.finishes[0].error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_EQ(writer.writes.size(), 2u);
+}
+
+// The hang of issue 12 item 1: the worker half-closed (Close deferred behind
+// the in-flight write), then the write failed. The stream must still finish.
+TEST(ReactorSinkTest, ADeferredCloseStillFinishesWhenTheWriteFails) {
+  RecordingWriter writer;
+  ReactorSink sink(&writer);
+  sink.Send(Merged(1));
+  sink.Send(Merged(2));
+  sink.Close(absl::OkStatus());
+  sink.WriteDone(false);
+  ASSERT_EQ(writer.finishes.size(), 1u) << "the stream was never finished";
+  EXPECT_TRUE(writer.finishes[0].ok()) << "the deferred status is the one sent";
+  EXPECT_EQ(writer.writes.size(), 1u) << "nothing is written after a failure";
+}
+
+TEST(ReactorSinkTest, AFailedWriteFinishesTheStreamOnce) {
+  RecordingWriter writer;
+  ReactorSink sink(&writer);
+  sink.Send(Merged(1));
+  sink.Send(Merged(2));
+  sink.WriteDone(false);
+  ASSERT_EQ(writer.finishes.size(), 1u);
+  EXPECT_EQ(writer.finishes[0].error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_THAT(writer.finishes[0].error_message(),
+              ::testing::HasSubstr("writing to the worker failed"));
+  // Whatever comes later (the read side failing, the registry) is dropped.
+  sink.Close(absl::OkStatus());
+  sink.Send(Merged(3));
+  EXPECT_EQ(writer.finishes.size(), 1u);
+  EXPECT_EQ(writer.writes.size(), 1u);
+}
+
+TEST(ReactorSinkTest, NothingReachesTheWriterAfterDetach) {
+  RecordingWriter writer;
+  ReactorSink sink(&writer);
+  sink.Send(Merged(1));
+  sink.Detach();
+  sink.WriteDone(false);
+  sink.Send(Merged(2));
+  sink.Close(absl::AbortedError("late"));
+  EXPECT_EQ(writer.writes.size(), 1u);
+  EXPECT_TRUE(writer.finishes.empty());
+}
+
+TEST(ReactorSinkTest, CloseWithNothingInFlightFinishesAtOnceAndOnlyOnce) {
+  RecordingWriter writer;
+  ReactorSink sink(&writer);
+  sink.Close(absl::UnavailableError("draining"));
+  sink.Close(absl::AbortedError("again"));
+  sink.Send(Merged(1));
+  ASSERT_EQ(writer.finishes.size(), 1u);
+  EXPECT_EQ(writer.finishes[0].error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_TRUE(writer.writes.empty());
+}
+
+}  // namespace
+}  // namespace entrograd::aggregator
