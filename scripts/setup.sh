@@ -17,6 +17,7 @@ PACKAGES=(
   dataset-fashion-mnist
   python3-grpcio python3-grpc-tools python3-numpy
   openssl  # test certificates for the TLS tests
+  iproute2  # ip and tc: link emulation (entrograd-netns, --link)
 )
 if [[ "${ENTROGRAD_SETUP_PROMETHEUS:-1}" == 1 ]]; then
   PACKAGES+=(prometheus)

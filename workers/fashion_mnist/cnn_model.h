@@ -1,5 +1,9 @@
-// The small CNN trained on Fashion-MNIST: two 5x5 conv/ReLU/max-pool stages
-// and two fully connected layers, 454,922 parameters.
+// The CNNs trained on Fashion-MNIST: two 5x5 conv/ReLU/max-pool stages and
+// two fully connected layers. `cnn` (head width 128, 454,922 parameters) is
+// compute-bound everywhere; `wide` (head width 8192, 25,832,330 parameters)
+// has the same trunk and a dense gradient of 103 MB, so on a slow network
+// its exchange dominates the step: the model that shows what compression
+// buys.
 #ifndef ENTROGRAD_WORKERS_FASHION_MNIST_CNN_MODEL_H_
 #define ENTROGRAD_WORKERS_FASHION_MNIST_CNN_MODEL_H_
 
@@ -8,15 +12,25 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace entrograd::workers {
+
+// The models --model selects.
+enum class ModelKind { kCnn, kWide };
+
+// "cnn" or "wide"; INVALID_ARGUMENT naming the text otherwise.
+absl::StatusOr<ModelKind> ParseModelKind(absl::string_view name);
+absl::string_view ModelKindName(ModelKind kind);
+// Width of the hidden fully connected layer: 128 (cnn) or 8192 (wide).
+int64_t HiddenWidthOf(ModelKind kind);
 
 // Layers, in forward order:
 //   conv1  1 -> 32 channels, 5x5, padding 2   [B,32,28,28], ReLU, max-pool 2
 //   conv2 32 -> 64 channels, 5x5, padding 2   [B,64,14,14], ReLU, max-pool 2
 //   flatten                                   [B,3136]
-//   fc1   3136 -> 128, ReLU
-//   fc2   128 -> 10                           logits [B,10]
+//   fc1   3136 -> H, ReLU                     (H: the hidden width)
+//   fc2   H -> 10                             logits [B,10]
 // named_parameters() lists conv1.weight, conv1.bias, conv2.weight,
 // conv2.bias, fc1.weight, fc1.bias, fc2.weight, fc2.bias, always in that
 // order (registration order): ranks flatten gradients in this order, so it
@@ -25,7 +39,7 @@ class FashionCnnImpl : public torch::nn::Module {
  public:
   // Initialises from LibTorch's global generator (LibTorch's default
   // Kaiming-uniform init). Use MakeFashionCnn for a seeded model.
-  FashionCnnImpl();
+  explicit FashionCnnImpl(int64_t hidden_width = 128);
 
   // x: float32 [B, 1, 28, 28]; returns logits [B, 10]. Throws c10::Error on
   // a wrong shape or dtype, as LibTorch modules do.
@@ -46,7 +60,8 @@ TORCH_MODULE(FashionCnn);
 // Side effect: calls torch::manual_seed(seed), which resets LibTorch's
 // global generator; hence not thread-safe with other users of it.
 // Errors: Internal when LibTorch throws (c10::Error).
-absl::StatusOr<FashionCnn> MakeFashionCnn(uint64_t seed);
+absl::StatusOr<FashionCnn> MakeFashionCnn(uint64_t seed,
+                                          ModelKind kind = ModelKind::kCnn);
 
 }  // namespace entrograd::workers
 

@@ -30,6 +30,8 @@ absl::Status ValidateWorkerConfig(const WorkerConfig& config) {
   if (!(config.momentum >= 0.0 && config.momentum < 1.0)) {
     return Bad("momentum", "expected 0 <= momentum < 1");
   }
+  if (config.eval_every < 0) return Bad("eval_every", "expected >= 0");
+  if (config.eval_samples < 0) return Bad("eval_samples", "expected >= 0");
   if (config.checkpoint_interval < 0) {
     return Bad("checkpoint_interval", "expected >= 0");
   }

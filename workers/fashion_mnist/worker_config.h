@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "entrograd/compression_options.h"
+#include "workers/fashion_mnist/cnn_model.h"
 
 namespace entrograd::workers {
 
@@ -29,12 +30,20 @@ struct WorkerConfig {
   double learning_rate = 0.1;
   double momentum = 0.9;
   uint64_t seed = 1;
+  ModelKind model = ModelKind::kCnn;
+  // Rank 0 evaluates on the test set every this many steps (0: only at the
+  // end of each epoch), for time-to-accuracy.
+  int64_t eval_every = 0;
+  // Evaluations use the first this many test images (0: all 10,000). The
+  // wide model needs about a minute of one core for all of them, while the
+  // other ranks wait: periodic evaluation of it wants a subset.
+  int64_t eval_samples = 0;
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   std::string out_dir = "out/worker";
   int64_t checkpoint_interval = 0;  // steps; 0: none
   bool resume = true;               // continue from out_dir's checkpoint
   absl::Duration merge_timeout = absl::Seconds(120);
-  int threads = 1;  // LibTorch intra-op threads
+  int threads = 1;                 // LibTorch intra-op threads
   std::string metrics_listen;      // host:port of /metrics; empty: none
   bool per_layer_metrics = false;  // per-layer entropy/keep-ratio gauges
 };

@@ -13,8 +13,9 @@ EventLine::EventLine(absl::string_view event)
 
 EventLine& EventLine::Add(absl::string_view key, double value) {
   // JSON has no NaN/Inf: they become null.
-  absl::StrAppend(&text_, ",", JsonQuote(key), ":",
-                  std::isfinite(value) ? absl::StrFormat("%.9g", value) : "null");
+  absl::StrAppend(
+      &text_, ",", JsonQuote(key), ":",
+      std::isfinite(value) ? absl::StrFormat("%.9g", value) : "null");
   return *this;
 }
 

@@ -32,6 +32,13 @@ ABSL_FLAG(int64_t, batch_size, 64, "batch size per rank");
 ABSL_FLAG(double, lr, 0.1, "learning rate");
 ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the initial model and the data order");
+ABSL_FLAG(std::string, model, "cnn",
+          "cnn (454,922 parameters) or wide (the same trunk with an "
+          "8192-wide head, 25,832,330 parameters: communication-bound)");
+ABSL_FLAG(int64_t, eval_every, 0,
+          "rank 0 evaluates every N steps (0: at each epoch's end only)");
+ABSL_FLAG(int64_t, eval_samples, 0,
+          "evaluate on the first N test images (0: all 10,000)");
 ABSL_FLAG(std::string, data_dir, "/usr/share/datasets/fashion-mnist",
           "Fashion-MNIST IDX files (Debian's dataset-fashion-mnist)");
 ABSL_FLAG(std::string, out, "out/worker", "output directory (checkpoints)");
@@ -86,6 +93,14 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   config.learning_rate = absl::GetFlag(FLAGS_lr);
   config.momentum = absl::GetFlag(FLAGS_momentum);
   config.seed = absl::GetFlag(FLAGS_seed);
+  absl::StatusOr<ModelKind> model = ParseModelKind(absl::GetFlag(FLAGS_model));
+  if (!model.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--model: ", model.status().message()));
+  }
+  config.model = *model;
+  config.eval_every = absl::GetFlag(FLAGS_eval_every);
+  config.eval_samples = absl::GetFlag(FLAGS_eval_samples);
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
   config.out_dir = absl::GetFlag(FLAGS_out);
   config.checkpoint_interval = absl::GetFlag(FLAGS_checkpoint_interval);

@@ -29,10 +29,11 @@ std::string DoubleFlag(double value) {
 
 }  // namespace
 
-std::vector<std::string> AggregatorArgs(const LaunchOptions& options) {
+std::vector<std::string> AggregatorArgs(const LaunchOptions& options,
+                                        const std::string& host) {
   return {
-      "--listen=127.0.0.1:0",
-      "--metrics_listen=127.0.0.1:0",
+      absl::StrCat("--listen=", host, ":0"),
+      absl::StrCat("--metrics_listen=", host, ":0"),
       absl::StrCat("--round_timeout=",
                    absl::FormatDuration(options.round_timeout)),
   };
@@ -60,9 +61,10 @@ bool ParseAggregatorPortLine(const std::string& line, AggregatorPorts* ports) {
 }
 
 std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
+                                    const std::string& aggregator_host,
                                     int port, const std::string& job_id) {
   std::vector<std::string> args = {
-      absl::StrCat("--shards=127.0.0.1:", port),
+      absl::StrCat("--shards=", aggregator_host, ":", port),
       absl::StrCat("--world_size=", options.workers),
       absl::StrCat("--rank=", rank),
       absl::StrCat("--job_id=", job_id),
@@ -74,6 +76,9 @@ std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
       absl::StrCat("--lr=", DoubleFlag(options.lr)),
       absl::StrCat("--momentum=", DoubleFlag(options.momentum)),
       absl::StrCat("--seed=", options.seed),
+      absl::StrCat("--model=", options.model),
+      absl::StrCat("--eval_every=", options.eval_every),
+      absl::StrCat("--eval_samples=", options.eval_samples),
       absl::StrCat("--out=", WorkerOutDir(options, rank)),
       absl::StrCat("--checkpoint_interval=", options.checkpoint_interval),
       absl::StrCat("--data_dir=", options.data_dir),

@@ -10,9 +10,11 @@
 
 namespace entrograd::launcher {
 
-// Flags of the aggregator: gRPC and metrics on free loopback ports (it
-// prints them, see ParseAggregatorPortLine) and the round timeout.
-std::vector<std::string> AggregatorArgs(const LaunchOptions& options);
+// Flags of the aggregator: gRPC and metrics on free ports of `host` (it
+// prints them, see ParseAggregatorPortLine) and the round timeout. `host` is
+// loopback, or the aggregator's address inside its namespace under --link.
+std::vector<std::string> AggregatorArgs(const LaunchOptions& options,
+                                        const std::string& host = "127.0.0.1");
 
 // The ports from the aggregator's line "entrograd-aggregator: serving on
 // port P, metrics on port M"; false for any other line.
@@ -22,9 +24,10 @@ struct AggregatorPorts {
 };
 bool ParseAggregatorPortLine(const std::string& line, AggregatorPorts* ports);
 
-// Flags of worker `rank` joining job `job_id` at 127.0.0.1:`port`, then
-// options.extra_worker_args split on whitespace.
+// Flags of worker `rank` joining job `job_id` at `aggregator_host`:`port`,
+// then options.extra_worker_args split on whitespace.
 std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
+                                    const std::string& aggregator_host,
                                     int port, const std::string& job_id);
 
 // <out>/rank<r>: the worker's own output directory (checkpoints).

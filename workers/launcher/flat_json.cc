@@ -288,7 +288,6 @@ absl::StatusOr<FlatJsonObject> ParseFlatJsonObject(absl::string_view text) {
   return Parser(text).ParseObject();
 }
 
-
 std::string JsonNumber(double value) {
   if (!std::isfinite(value)) return "null";
   if (value == std::trunc(value) && std::fabs(value) < 9007199254740992.0) {
@@ -326,6 +325,12 @@ JsonObjectWriter& JsonObjectWriter::Add(absl::string_view key,
 
 JsonObjectWriter& JsonObjectWriter::AddNull(absl::string_view key) {
   AddRaw(key, "null");
+  return *this;
+}
+
+JsonObjectWriter& JsonObjectWriter::AddJson(absl::string_view key,
+                                            absl::string_view json) {
+  AddRaw(key, json);
   return *this;
 }
 

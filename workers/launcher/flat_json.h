@@ -36,8 +36,6 @@ using FlatJsonObject = std::map<std::string, JsonValue, std::less<>>;
 // truncated line and text after the closing brace.
 absl::StatusOr<FlatJsonObject> ParseFlatJsonObject(absl::string_view text);
 
-
-
 // `value` as a JSON number: integers without exponent or fraction, others
 // in the shortest form that reads back exactly; NaN and infinities as null
 // (JSON has no spelling for them).
@@ -57,6 +55,9 @@ class JsonObjectWriter {
     return Add(key, absl::string_view(value));
   }
   JsonObjectWriter& AddNull(absl::string_view key);
+  // `json` must be one complete JSON value (an array of objects, say); it is
+  // written as it is.
+  JsonObjectWriter& AddJson(absl::string_view key, absl::string_view json);
 
   // The object, ending in a newline.
   std::string Finish() const;

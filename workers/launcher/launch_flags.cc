@@ -35,6 +35,19 @@ ABSL_FLAG(double, lr, Defaults().lr, "SGD learning rate");
 ABSL_FLAG(double, momentum, Defaults().momentum, "SGD momentum");
 ABSL_FLAG(int64_t, seed, Defaults().seed,
           "seed of initialisation and data order");
+ABSL_FLAG(std::string, model, Defaults().model,
+          "model: cnn (0.45M parameters) or wide (25.8M, communication-bound)");
+ABSL_FLAG(int64_t, eval_every, Defaults().eval_every,
+          "rank 0 evaluates every N steps, for time-to-accuracy (0: at each "
+          "epoch's end)");
+ABSL_FLAG(int64_t, eval_samples, Defaults().eval_samples,
+          "evaluate on the first N test images (0: all 10,000)");
+ABSL_FLAG(std::string, link, Defaults().link,
+          "emulate a network: every process in its own network namespace, "
+          "links limited to this rate both ways (100mbit, 1gbit, 10gbit, "
+          "unlimited; needs root). Empty: loopback");
+ABSL_FLAG(absl::Duration, timeout, Defaults().timeout,
+          "stop the run and fail after this long (0: no limit)");
 ABSL_FLAG(std::string, out, Defaults().out_dir,
           "results directory (summary.json, summary.md, plot.svg, logs)");
 ABSL_FLAG(std::string, aggregator_bin, "",
@@ -80,6 +93,11 @@ absl::StatusOr<LaunchOptions> LaunchOptionsFromFlags(int argc, char** argv) {
   options.lr = absl::GetFlag(FLAGS_lr);
   options.momentum = absl::GetFlag(FLAGS_momentum);
   options.seed = absl::GetFlag(FLAGS_seed);
+  options.model = absl::GetFlag(FLAGS_model);
+  options.eval_every = absl::GetFlag(FLAGS_eval_every);
+  options.eval_samples = absl::GetFlag(FLAGS_eval_samples);
+  options.link = absl::GetFlag(FLAGS_link);
+  options.timeout = absl::GetFlag(FLAGS_timeout);
   options.out_dir = absl::GetFlag(FLAGS_out);
   options.aggregator_bin = absl::GetFlag(FLAGS_aggregator_bin);
   options.worker_bin = absl::GetFlag(FLAGS_worker_bin);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "workers/link_emulation/link_rate.h"
 
 // Paths of the binaries relative to the launcher's directory in the build
 // tree, computed by CMake (workers/launcher/CMakeLists.txt).
@@ -68,6 +69,12 @@ const std::vector<std::string>& KnownPolicies() {
   return *kPolicies;
 }
 
+const std::vector<std::string>& KnownModels() {
+  static const auto* const kModels =
+      new std::vector<std::string>{"cnn", "wide"};
+  return *kModels;
+}
+
 absl::Status ValidateLaunchOptions(const LaunchOptions& options) {
   if (options.workers < 1 || options.workers > 256) {
     return Invalid("workers", "in [1, 256]", absl::StrCat(options.workers));
@@ -102,6 +109,33 @@ absl::Status ValidateLaunchOptions(const LaunchOptions& options) {
   }
   if (!(options.momentum >= 0 && options.momentum < 1)) {
     return Invalid("momentum", "in [0, 1)", absl::StrCat(options.momentum));
+  }
+  const std::vector<std::string>& models = KnownModels();
+  if (std::find(models.begin(), models.end(), options.model) == models.end()) {
+    return Invalid("model",
+                   absl::StrCat("one of ", absl::StrJoin(models, ", ")),
+                   absl::StrCat("\"", options.model, "\""));
+  }
+  if (options.eval_every < 0) {
+    return Invalid("eval_every", ">= 0 (0: at each epoch's end)",
+                   absl::StrCat(options.eval_every));
+  }
+  if (options.eval_samples < 0) {
+    return Invalid("eval_samples", ">= 0 (0: the whole test set)",
+                   absl::StrCat(options.eval_samples));
+  }
+  if (!options.link.empty()) {
+    absl::StatusOr<link_emulation::LinkRate> rate =
+        link_emulation::ParseLinkRate(options.link);
+    if (!rate.ok()) {
+      return Invalid("link",
+                     "a rate such as 100mbit, 1gbit, 10gbit or unlimited",
+                     absl::StrCat("\"", options.link, "\""));
+    }
+  }
+  if (options.timeout < absl::ZeroDuration()) {
+    return Invalid("timeout", "a duration >= 0 (0: no limit)",
+                   absl::FormatDuration(options.timeout));
   }
   if (options.out_dir.empty()) {
     return Invalid("out", "a directory path", "\"\"");

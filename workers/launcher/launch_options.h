@@ -15,6 +15,8 @@ namespace entrograd::launcher {
 
 // The compression policies a worker accepts for --policy (ALGORITHM.md 5.4).
 const std::vector<std::string>& KnownPolicies();
+// The models a worker trains for --model.
+const std::vector<std::string>& KnownModels();
 
 struct LaunchOptions {
   // Worker processes (the world size). 1..256: one machine.
@@ -35,6 +37,22 @@ struct LaunchOptions {
   double momentum = 0.9;
   // Seed of the model initialisation and data order; every rank gets it.
   int64_t seed = 1;
+  // The model every worker trains: "cnn" (0.45M parameters) or "wide"
+  // (25.8M parameters, communication-bound).
+  std::string model = "cnn";
+  // Rank 0 evaluates every this many steps (0: at each epoch's end), for
+  // time-to-accuracy.
+  int64_t eval_every = 0;
+  // Evaluations use the first this many test images (0: all 10,000).
+  int64_t eval_samples = 0;
+  // Link emulation: empty runs everything on loopback. Otherwise a rate
+  // ("100mbit", "1gbit", "10gbit", "unlimited"): the aggregator and every
+  // worker run in their own network namespace, joined by veth pairs to one
+  // bridge, with tc tbf limiting each host link to the rate in both
+  // directions. Needs root and iproute2; see workers/link_emulation.
+  std::string link;
+  // The whole run is stopped (and fails) after this long; 0: no limit.
+  absl::Duration timeout = absl::ZeroDuration();
   // Results directory: summary.json, summary.md, plot.svg, one log per
   // process and one rank<r>/ directory per worker. Created when missing.
   std::string out_dir = "out/run";

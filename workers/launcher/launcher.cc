@@ -27,6 +27,8 @@
 #include "workers/launcher/run_summary.h"
 #include "workers/launcher/signal_watch.h"
 #include "workers/launcher/worker_events.h"
+#include "workers/link_emulation/link_rate.h"
+#include "workers/link_emulation/link_topology.h"
 
 namespace entrograd::launcher {
 
@@ -74,6 +76,14 @@ class LaunchRun {
   enum class Phase { kStartingAggregator, kTraining, kStopping };
 
   absl::Status PrepareOutDir();
+  // Under --link: the namespaces, links and rate limits (host 0 is the
+  // aggregator, host r+1 worker r). Removed when the run object goes.
+  absl::Status CreateLinks();
+  // `argv` as run on `host`: inside its namespace under --link.
+  absl::StatusOr<std::unique_ptr<ChildProcess>> SpawnOnHost(
+      int host, const std::string& binary, std::vector<std::string> args);
+  std::string HostAddress(int host) const;
+  std::optional<LinkTraffic> MeasureLinkTraffic() const;
   absl::Status StartAggregator();
   absl::Status StartWorkers(const AggregatorPorts& ports);
 
@@ -106,6 +116,8 @@ class LaunchRun {
   RunRecord record_;
   const std::string job_id_;
   std::unique_ptr<SignalWatch> signals_;
+  std::unique_ptr<link_emulation::LinkTopology> links_;
+  std::vector<link_emulation::LinkTopology::Counters> counters_at_start_;
   // The aggregator first, then the workers in rank order.
   std::vector<std::unique_ptr<Child>> children_;
   Phase phase_ = Phase::kStartingAggregator;
@@ -121,6 +133,10 @@ class LaunchRun {
 LaunchResult LaunchRun::Run() {
   start_time_ = absl::Now();
   if (absl::Status status = PrepareOutDir(); !status.ok()) {
+    return {status, kExitFailure};
+  }
+  if (absl::Status status = CreateLinks(); !status.ok()) {
+    display_.Error(absl::StrCat(kPrefix, status.message()));
     return {status, kExitFailure};
   }
   absl::StatusOr<std::unique_ptr<SignalWatch>> signals = SignalWatch::Create();
@@ -152,14 +168,78 @@ absl::Status LaunchRun::PrepareOutDir() {
   return absl::OkStatus();
 }
 
+absl::Status LaunchRun::CreateLinks() {
+  if (options_.link.empty()) return absl::OkStatus();
+  absl::StatusOr<link_emulation::LinkRate> rate =
+      link_emulation::ParseLinkRate(options_.link);
+  if (!rate.ok()) return rate.status();
+  if (absl::Status status = link_emulation::CheckLinkEmulationAvailable();
+      !status.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--link=", options_.link, " cannot run here: ", status.message()));
+  }
+  absl::StatusOr<std::unique_ptr<link_emulation::LinkTopology>> links =
+      link_emulation::LinkTopology::Create(options_.workers + 1, *rate);
+  if (!links.ok()) {
+    return absl::Status(
+        links.status().code(),
+        absl::StrCat("--link=", options_.link, ": ", links.status().message()));
+  }
+  links_ = std::move(*links);
+  absl::StatusOr<std::vector<link_emulation::LinkTopology::Counters>> counters =
+      links_->ReadCounters();
+  if (!counters.ok()) return counters.status();
+  counters_at_start_ = std::move(*counters);
+  display_.Message(absl::StrCat(
+      kPrefix, "link emulation: ", links_->hosts(),
+      " network namespaces on one bridge, every link ", options_.link,
+      " both ways (aggregator at ", links_->address(0), ")"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ChildProcess>> LaunchRun::SpawnOnHost(
+    int host, const std::string& binary, std::vector<std::string> args) {
+  if (links_ == nullptr) return ChildProcess::Spawn(binary, args);
+  args.insert(args.begin(), binary);
+  std::vector<std::string> command = links_->CommandInHost(host, args);
+  const std::string program = command.front();
+  command.erase(command.begin());
+  return ChildProcess::Spawn(program, command);
+}
+
+std::string LaunchRun::HostAddress(int host) const {
+  return links_ == nullptr ? "127.0.0.1" : links_->address(host);
+}
+
+std::optional<LinkTraffic> LaunchRun::MeasureLinkTraffic() const {
+  if (links_ == nullptr) return std::nullopt;
+  absl::StatusOr<std::vector<link_emulation::LinkTopology::Counters>> now =
+      links_->ReadCounters();
+  if (!now.ok() || now->size() != counters_at_start_.size()) {
+    display_.Error(absl::StrCat(kPrefix,
+                                "warning: cannot read the link "
+                                "counters: ",
+                                now.status().message()));
+    return std::nullopt;
+  }
+  LinkTraffic traffic;
+  traffic.rate = options_.link;
+  for (size_t host = 0; host < now->size(); ++host) {
+    const int64_t sent =
+        (*now)[host].tx_bytes - counters_at_start_[host].tx_bytes;
+    (host == 0 ? traffic.aggregator_sent : traffic.workers_sent) += sent;
+  }
+  return traffic;
+}
+
 absl::Status LaunchRun::StartAggregator() {
   auto child = std::make_unique<Child>("aggregator", -1);
   if (absl::Status status = child->log.Open(Path("aggregator.log"));
       !status.ok()) {
     return status;
   }
-  absl::StatusOr<std::unique_ptr<ChildProcess>> process =
-      ChildProcess::Spawn(options_.aggregator_bin, AggregatorArgs(options_));
+  absl::StatusOr<std::unique_ptr<ChildProcess>> process = SpawnOnHost(
+      0, options_.aggregator_bin, AggregatorArgs(options_, HostAddress(0)));
   if (!process.ok()) return process.status();
   child->process = std::move(*process);
   children_.push_back(std::move(child));
@@ -169,8 +249,8 @@ absl::Status LaunchRun::StartAggregator() {
 absl::Status LaunchRun::StartWorkers(const AggregatorPorts& ports) {
   display_.Message(absl::StrCat(
       kPrefix, "aggregator (pid ", children_[0]->process->pid(),
-      ") serving on 127.0.0.1:", ports.port,
-      ", metrics on http://127.0.0.1:", ports.metrics_port, "/metrics"));
+      ") serving on ", HostAddress(0), ":", ports.port, ", metrics on http://",
+      HostAddress(0), ":", ports.metrics_port, "/metrics"));
   for (int rank = 0; rank < options_.workers; ++rank) {
     auto child = std::make_unique<Child>(absl::StrCat("rank ", rank), rank);
     if (absl::Status status =
@@ -178,8 +258,9 @@ absl::Status LaunchRun::StartWorkers(const AggregatorPorts& ports) {
         !status.ok()) {
       return status;
     }
-    absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Spawn(
-        options_.worker_bin, WorkerArgs(options_, rank, ports.port, job_id_));
+    absl::StatusOr<std::unique_ptr<ChildProcess>> process = SpawnOnHost(
+        rank + 1, options_.worker_bin,
+        WorkerArgs(options_, rank, HostAddress(0), ports.port, job_id_));
     if (!process.ok()) return process.status();
     child->process = std::move(*process);
     children_.push_back(std::move(child));
@@ -223,6 +304,11 @@ void LaunchRun::Poll() {
     Fail(children_[0].get(),
          absl::StrCat("did not report its port within ",
                       absl::FormatDuration(options_.aggregator_start_timeout)));
+  }
+  if (options_.timeout > absl::ZeroDuration() && phase_ != Phase::kStopping &&
+      now >= start_time_ + options_.timeout) {
+    Fail(nullptr, absl::StrCat("the run exceeded --timeout=",
+                               absl::FormatDuration(options_.timeout)));
   }
   if (phase_ == Phase::kStopping && !killed_ && now >= kill_deadline_) {
     KillAll();
@@ -484,8 +570,8 @@ LaunchResult LaunchRun::Finish() {
                                 options_.out_dir, "/"));
     return result;
   }
-  const RunSummary summary =
-      SummarizeRun(options_, job_id_, record_, wall_seconds);
+  RunSummary summary = SummarizeRun(options_, job_id_, record_, wall_seconds);
+  summary.link = MeasureLinkTraffic();
   if (absl::Status status = WriteRunResults(options_.out_dir, summary, record_);
       !status.ok()) {
     display_.Error(absl::StrCat(kPrefix, status.message()));

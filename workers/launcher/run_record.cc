@@ -37,6 +37,8 @@ void RunRecord::Add(int rank, const WorkerEvent& event) {
           point.train_loss = losses.count > 0 ? losses.sum / losses.count : 0;
           point.bytes = TotalBytes();
           epochs_.push_back(point);
+        } else if constexpr (std::is_same_v<T, EvalEvent>) {
+          if (rank == 0) evals_.push_back(e);
         } else if constexpr (std::is_same_v<T, DoneEvent>) {
           state.done = e;
           if (e.bytes.has_value()) state.bytes = *e.bytes;
@@ -52,6 +54,9 @@ void RunRecord::AddStep(int rank, const StepEvent& step) {
   // Per-step times: their sum is where the rank's time went.
   state.compress_seconds += step.compress_seconds;
   state.wait_seconds += step.wait_seconds;
+  step_times_.push_back({step.forward_backward_seconds, step.compress_seconds,
+                         step.wait_seconds, step.apply_seconds,
+                         step.step_seconds});
   StepSums& sums = steps_[step.step];
   sums.loss_sum += step.loss;
   sums.ranks += 1;

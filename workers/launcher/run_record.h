@@ -34,6 +34,15 @@ struct EpochPoint {
   WireBytes bytes;        // job total when the evaluation arrived
 };
 
+// Where one rank's step went (seconds), from its step event.
+struct StepTimes {
+  double forward_backward = 0;
+  double compress = 0;
+  double wait = 0;
+  double apply = 0;
+  double step = 0;
+};
+
 class RunRecord {
  public:
   // `world_size` >= 1 ranks, numbered 0..world_size-1.
@@ -71,6 +80,10 @@ class RunRecord {
   // unless `include_partial` (their byte sums would dip).
   std::vector<StepPoint> Steps(bool include_partial = false) const;
   const std::vector<EpochPoint>& epochs() const { return epochs_; }
+  // Rank 0's periodic evaluations, in order.
+  const std::vector<EvalEvent>& evals() const { return evals_; }
+  // Every step event's times, all ranks, in arrival order.
+  const std::vector<StepTimes>& step_times() const { return step_times_; }
 
   const std::optional<DoneEvent>& done(int rank) const {
     return ranks_[rank].done;
@@ -112,6 +125,8 @@ class RunRecord {
   std::map<int64_t, StepSums> steps_;
   std::map<int64_t, LossSums> epoch_losses_;
   std::vector<EpochPoint> epochs_;
+  std::vector<EvalEvent> evals_;
+  std::vector<StepTimes> step_times_;
 };
 
 }  // namespace entrograd::launcher

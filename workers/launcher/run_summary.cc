@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <vector>
@@ -54,10 +55,20 @@ TrainingPlot BuildTrainingPlot(const RunSummary& summary,
     plot.dense_bytes.push_back(
         {x, static_cast<double>(point.bytes.dense_equivalent)});
   }
-  for (const EpochPoint& epoch : record.epochs()) {
+  for (const EvalEvent& eval : record.evals()) {
     plot.accuracy.push_back(
-        {static_cast<double>(epoch.step), epoch.test_accuracy});
+        {static_cast<double>(eval.step), eval.test_accuracy});
   }
+  for (const EpochPoint& epoch : record.epochs()) {
+    const double x = static_cast<double>(epoch.step);
+    // An epoch's end is also a periodic evaluation: draw it once.
+    const bool drawn =
+        std::any_of(plot.accuracy.begin(), plot.accuracy.end(),
+                    [&](const auto& point) { return point.x == x; });
+    if (!drawn) plot.accuracy.push_back({x, epoch.test_accuracy});
+  }
+  std::sort(plot.accuracy.begin(), plot.accuracy.end(),
+            [](const auto& a, const auto& b) { return a.x < b.x; });
   const std::optional<DoneEvent>& done = record.done(0);
   if (done.has_value() && done->test_accuracy.has_value() &&
       (plot.accuracy.empty() ||
@@ -68,7 +79,68 @@ TrainingPlot BuildTrainingPlot(const RunSummary& summary,
   return plot;
 }
 
+// Nearest-rank percentile of sorted `values` (q in (0, 1]).
+double Percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(q * sorted.size()));
+  rank = std::clamp<size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+PhaseStats StatsOf(const std::vector<StepTimes>& times,
+                   double StepTimes::*phase) {
+  std::vector<double> values;
+  values.reserve(times.size());
+  for (const StepTimes& t : times) values.push_back(t.*phase);
+  std::sort(values.begin(), values.end());
+  PhaseStats stats;
+  if (values.empty()) return stats;
+  const size_t n = values.size();
+  stats.median =
+      n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  stats.p90 = Percentile(values, 0.9);
+  return stats;
+}
+
+std::string EvalsJson(const std::vector<EvalEvent>& evals) {
+  std::string json = "[";
+  for (size_t i = 0; i < evals.size(); ++i) {
+    const EvalEvent& eval = evals[i];
+    absl::StrAppend(&json, i == 0 ? "" : ", ", "{\"step\": ", eval.step,
+                    ", \"seconds\": ", JsonNumber(eval.seconds),
+                    ", \"train_seconds\": ", JsonNumber(eval.train_seconds),
+                    ", \"test_accuracy\": ", JsonNumber(eval.test_accuracy),
+                    ", \"test_loss\": ",
+                    eval.test_loss.has_value() ? JsonNumber(*eval.test_loss)
+                                               : std::string("null"),
+                    "}");
+  }
+  return json + "]";
+}
+
+void AddPhase(JsonObjectWriter& json, absl::string_view name,
+              const PhaseStats& stats) {
+  json.Add(absl::StrCat(name, "_seconds_median"), stats.median)
+      .Add(absl::StrCat(name, "_seconds_p90"), stats.p90);
+}
+
+std::string PhaseCell(const PhaseStats& stats) {
+  return absl::StrCat(FormatSeconds(stats.median), " / ",
+                      FormatSeconds(stats.p90));
+}
+
 }  // namespace
+
+StepBreakdown SummarizeStepTimes(const std::vector<StepTimes>& times) {
+  StepBreakdown breakdown;
+  breakdown.samples = static_cast<int64_t>(times.size());
+  breakdown.forward_backward = StatsOf(times, &StepTimes::forward_backward);
+  breakdown.compress = StatsOf(times, &StepTimes::compress);
+  breakdown.wait = StatsOf(times, &StepTimes::wait);
+  breakdown.apply = StatsOf(times, &StepTimes::apply);
+  breakdown.step = StatsOf(times, &StepTimes::step);
+  return breakdown;
+}
 
 RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
                         const RunRecord& record, double wall_seconds) {
@@ -83,7 +155,11 @@ RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
   summary.lr = options.lr;
   summary.momentum = options.momentum;
   summary.seed = options.seed;
+  summary.model = options.model;
+  summary.eval_every = options.eval_every;
   summary.wall_seconds = wall_seconds;
+  summary.breakdown = SummarizeStepTimes(record.step_times());
+  summary.evals = record.evals();
 
   summary.epochs_completed = static_cast<int64_t>(record.epochs().size());
   if (const std::optional<StartEvent>& start = record.start(0)) {
@@ -101,6 +177,7 @@ RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
     summary.test_accuracy = lead->test_accuracy;
     summary.test_loss = lead->test_loss;
     summary.params_hash = lead->params_hash;
+    summary.train_seconds = lead->train_seconds;
   }
   if (!summary.test_accuracy.has_value() && !record.epochs().empty()) {
     summary.test_accuracy = record.epochs().back().test_accuracy;
@@ -141,6 +218,8 @@ std::string SummaryJson(const RunSummary& summary) {
       .Add("lr", summary.lr)
       .Add("momentum", summary.momentum)
       .Add("seed", summary.seed)
+      .Add("model", summary.model)
+      .Add("eval_every", summary.eval_every)
       .Add("parameters", summary.parameters)
       .Add("layers", summary.layers);
   if (summary.test_accuracy.has_value()) {
@@ -165,6 +244,26 @@ std::string SummaryJson(const RunSummary& summary) {
       .Add("wait_seconds", summary.wait_seconds)
       .Add("replicas_identical", summary.replicas_identical)
       .Add("params_hash", summary.params_hash);
+  if (summary.train_seconds.has_value()) {
+    json.Add("train_seconds", *summary.train_seconds);
+  } else {
+    json.AddNull("train_seconds");
+  }
+  json.Add("breakdown_samples", summary.breakdown.samples);
+  AddPhase(json, "forward_backward", summary.breakdown.forward_backward);
+  AddPhase(json, "compress", summary.breakdown.compress);
+  AddPhase(json, "wait", summary.breakdown.wait);
+  AddPhase(json, "apply", summary.breakdown.apply);
+  AddPhase(json, "step", summary.breakdown.step);
+  if (summary.link.has_value()) {
+    json.Add("link", summary.link->rate)
+        .Add("link_workers_sent_bytes", summary.link->workers_sent)
+        .Add("link_aggregator_sent_bytes", summary.link->aggregator_sent)
+        .Add("link_bytes", summary.link->total());
+  } else {
+    json.AddNull("link");
+  }
+  json.AddJson("evals", EvalsJson(summary.evals));
   return json.Finish();
 }
 
@@ -204,11 +303,31 @@ std::string SummaryMarkdown(const RunSummary& summary) {
       {"compress / wait time (all ranks)",
        absl::StrCat(FormatSeconds(summary.compress_seconds), " / ",
                     FormatSeconds(summary.wait_seconds))},
+      {"step: forward+backward (median / p90)",
+       PhaseCell(summary.breakdown.forward_backward)},
+      {"step: compress (median / p90)", PhaseCell(summary.breakdown.compress)},
+      {"step: wait, network + merge (median / p90)",
+       PhaseCell(summary.breakdown.wait)},
+      {"step: apply (median / p90)", PhaseCell(summary.breakdown.apply)},
+      {"step: total (median / p90)", PhaseCell(summary.breakdown.step)},
       {"wall time (with start-up)", FormatSeconds(summary.wall_seconds)},
+      {"model", summary.model},
+      {"link",
+       summary.link.has_value() ? summary.link->rate : std::string("loopback")},
       {"replicas identical", summary.replicas_identical ? "yes" : "no"},
       {"params hash",
        summary.params_hash.empty() ? "-" : "`" + summary.params_hash + "`"},
   };
+  if (summary.link.has_value()) {
+    rows.push_back({"bytes on the link interfaces (workers + aggregator sent)",
+                    BytesCell(summary.link->total())});
+  }
+  for (const EvalEvent& eval : summary.evals) {
+    rows.push_back(
+        {absl::StrCat("test accuracy at step ", eval.step),
+         absl::StrCat(FormatPercent(eval.test_accuracy), " after ",
+                      FormatSeconds(eval.train_seconds), " of training")});
+  }
   md += "| metric | value |\n| --- | --- |\n";
   for (const auto& [name, value] : rows) {
     // A '|' in a value would split its cell.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "workers/launcher/launch_options.h"
@@ -14,6 +15,34 @@
 #include "workers/launcher/worker_events.h"
 
 namespace entrograd::launcher {
+
+// Median and 90th percentile (nearest rank) of one phase's step times.
+struct PhaseStats {
+  double median = 0;
+  double p90 = 0;
+};
+
+// Where a step's time went, over every step of every rank.
+struct StepBreakdown {
+  int64_t samples = 0;  // step events counted
+  PhaseStats forward_backward;
+  PhaseStats compress;
+  PhaseStats wait;  // network plus merge
+  PhaseStats apply;
+  PhaseStats step;
+};
+
+// Bytes counted on the emulated links' interfaces (--link), next to the
+// payload counts the workers report.
+struct LinkTraffic {
+  std::string rate;             // as given, e.g. "1gbit"
+  int64_t workers_sent = 0;     // tx bytes of the workers' interfaces
+  int64_t aggregator_sent = 0;  // tx bytes of the aggregator's interface
+  int64_t total() const { return workers_sent + aggregator_sent; }
+};
+
+// Median and p90 of each phase over `times` (zeros when empty).
+StepBreakdown SummarizeStepTimes(const std::vector<StepTimes>& times);
 
 struct RunSummary {
   // As launched.
@@ -27,6 +56,8 @@ struct RunSummary {
   double lr = 0;
   double momentum = 0;
   int64_t seed = 0;
+  std::string model;
+  int64_t eval_every = 0;
   // As reported by the workers.
   int64_t epochs_completed = 0;  // evaluations rank 0 reported
   int64_t steps = 0;             // rank 0's done.steps (else steps seen)
@@ -41,6 +72,12 @@ struct RunSummary {
   double wall_seconds = 0;      // the launcher's, start-up included
   double compress_seconds = 0;  // summed over ranks
   double wait_seconds = 0;      // summed over ranks
+  // Rank 0's training loop without its evaluations (time-to-accuracy's
+  // clock), when it said.
+  std::optional<double> train_seconds;
+  StepBreakdown breakdown;
+  std::vector<EvalEvent> evals;     // rank 0's periodic evaluations
+  std::optional<LinkTraffic> link;  // only under --link
   // Every rank sent done with the same non-empty params_hash: data-parallel
   // replicas must end bitwise equal.
   bool replicas_identical = false;

@@ -161,9 +161,12 @@ absl::StatusOr<WorkerEvent> ParseWorkerEvent(absl::string_view line) {
     step.step = reader.Integer("step");
     step.loss = reader.NumberOrNull("loss");
     step.bytes = ReadBytes(reader);
+    step.forward_backward_seconds =
+        reader.OptionalNumber("forward_backward_seconds").value_or(0);
     step.compress_seconds =
         reader.OptionalNumber("compress_seconds").value_or(0);
     step.wait_seconds = reader.OptionalNumber("wait_seconds").value_or(0);
+    step.apply_seconds = reader.OptionalNumber("apply_seconds").value_or(0);
     step.step_seconds = reader.OptionalNumber("step_seconds").value_or(0);
     event = step;
   } else if (name == "epoch") {
@@ -174,6 +177,17 @@ absl::StatusOr<WorkerEvent> ParseWorkerEvent(absl::string_view line) {
     epoch.test_accuracy = reader.Number("test_accuracy");
     epoch.test_loss = reader.OptionalNumber("test_loss");
     event = epoch;
+  } else if (name == "eval") {
+    EvalEvent eval;
+    eval.rank = ReadRank(reader);
+    eval.step = reader.Integer("step");
+    eval.seconds = reader.Number("seconds");
+    eval.train_seconds =
+        reader.OptionalNumber("train_seconds").value_or(eval.seconds);
+    eval.test_accuracy = reader.Number("test_accuracy");
+    eval.test_loss = reader.OptionalNumber("test_loss");
+    reader.Require(eval.seconds >= 0, "seconds", ">= 0");
+    event = eval;
   } else if (name == "done") {
     DoneEvent done;
     done.rank = ReadRank(reader);
@@ -188,6 +202,7 @@ absl::StatusOr<WorkerEvent> ParseWorkerEvent(absl::string_view line) {
       done.test_loss.reset();
     done.params_hash = reader.String("params_hash");
     done.seconds = reader.OptionalNumber("seconds");
+    done.train_seconds = reader.OptionalNumber("train_seconds");
     if (reader.Has("uplink_wire_bytes") || reader.Has("downlink_wire_bytes") ||
         reader.Has("dense_equivalent_bytes")) {
       done.bytes = ReadBytes(reader);

@@ -6,14 +6,20 @@
 //    "total_steps":T,"parameters":P,"layers":L[,"first_step":F]}
 //   {"event":"step","rank":r,"epoch":e,"step":s,"loss":x,
 //    "uplink_wire_bytes":u,"downlink_wire_bytes":d,
-//    "dense_equivalent_bytes":q,"compress_seconds":c,"wait_seconds":w,
+//    "dense_equivalent_bytes":q,"forward_backward_seconds":f,
+//    "compress_seconds":c,"wait_seconds":w,"apply_seconds":a,
 //    "step_seconds":t}
 //   {"event":"epoch","rank":r,"epoch":e,"step":s,"test_accuracy":a,
 //    "test_loss":l}
+//   {"event":"eval","rank":r,"step":s,"seconds":t,"train_seconds":u,
+//    "test_accuracy":a,"test_loss":l}
 //   {"event":"done","rank":r,"steps":s,"test_accuracy":a,
-//    "params_hash":"...","seconds":t, + the three byte keys}
+//    "params_hash":"...","seconds":t,"train_seconds":u,
+//    + the three byte keys}
 //   {"event":"error","rank":r,"message":"..."}
 //
+// "seconds" of an eval is the wall-clock time since the training loop
+// started; "train_seconds" leaves out the time spent evaluating.
 // Byte counts are cumulative for the rank since it started;
 // dense_equivalent is what its uplink plus downlink would have been as dense
 // float32. The launcher does not rely on how epochs and steps are numbered
@@ -67,9 +73,23 @@ struct StepEvent {
   // be there).
   double loss = 0;
   WireBytes bytes;
-  double compress_seconds = 0;  // 0 when absent, as are the two below
-  double wait_seconds = 0;
+  // Where the step's time went; 0 when absent.
+  double forward_backward_seconds = 0;
+  double compress_seconds = 0;
+  double wait_seconds = 0;  // network and merge
+  double apply_seconds = 0;
   double step_seconds = 0;
+};
+
+// A periodic evaluation (--eval_every), for time-to-accuracy.
+struct EvalEvent {
+  int rank = -1;
+  int64_t step = 0;
+  double seconds = 0;  // since the training loop started
+  // Without the evaluations' own time; `seconds` when absent.
+  double train_seconds = 0;
+  double test_accuracy = 0;  // fraction in [0, 1]
+  std::optional<double> test_loss;
 };
 
 struct EpochEvent {
@@ -89,6 +109,7 @@ struct DoneEvent {
   std::optional<double> test_loss;
   std::string params_hash;
   std::optional<double> seconds;
+  std::optional<double> train_seconds;  // the loop without evaluations
   std::optional<WireBytes> bytes;  // absent unless all three keys are there
 };
 
@@ -97,8 +118,8 @@ struct ErrorEvent {
   std::string message;
 };
 
-using WorkerEvent =
-    std::variant<StartEvent, StepEvent, EpochEvent, DoneEvent, ErrorEvent>;
+using WorkerEvent = std::variant<StartEvent, StepEvent, EpochEvent, EvalEvent,
+                                 DoneEvent, ErrorEvent>;
 
 // Parses one stdout line (without its newline).
 //   INVALID_ARGUMENT: not a JSON object (garbage, a truncated line), or a

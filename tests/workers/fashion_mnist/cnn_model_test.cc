@@ -64,6 +64,35 @@ TEST(FashionCnnTest, ParametersInStableOrder) {
   EXPECT_EQ(total, 454922);
 }
 
+TEST(FashionCnnTest, WideModelHasTheSameTrunkAndAWideHead) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FashionCnn model,
+                                 MakeFashionCnn(1, ModelKind::kWide));
+  std::vector<std::vector<int64_t>> shapes;
+  int64_t total = 0;
+  for (const auto& item : model->named_parameters()) {
+    shapes.push_back(item.value().sizes().vec());
+    total += item.value().numel();
+  }
+  EXPECT_THAT(shapes, ElementsAre(ElementsAre(32, 1, 5, 5), ElementsAre(32),
+                                  ElementsAre(64, 32, 5, 5), ElementsAre(64),
+                                  ElementsAre(8192, 3136), ElementsAre(8192),
+                                  ElementsAre(10, 8192), ElementsAre(10)));
+  EXPECT_EQ(total, 25832330) << "the issue asks for >= 25M parameters";
+  EXPECT_EQ(model->forward(torch::randn({3, 1, 28, 28})).sizes(),
+            torch::IntArrayRef({3, 10}));
+}
+
+TEST(FashionCnnTest, ModelKindNamesRoundTripAndUnknownNamesAreRefused) {
+  for (ModelKind kind : {ModelKind::kCnn, ModelKind::kWide}) {
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(ModelKind parsed,
+                                   ParseModelKind(ModelKindName(kind)));
+    EXPECT_EQ(parsed, kind);
+  }
+  absl::StatusOr<ModelKind> bad = ParseModelKind("resnet");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("\"resnet\""));
+}
+
 TEST(FashionCnnTest, SameSeedGivesBitwiseIdenticalParameters) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(FashionCnn a, MakeFashionCnn(123));
   // Using the global generator in between must not matter.

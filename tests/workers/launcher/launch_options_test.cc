@@ -40,6 +40,12 @@ TEST(LaunchOptionsTest, ErrorsNameTheFlag) {
       {"--lr", [](LaunchOptions& o) { o.lr = -0.1; }},
       {"--momentum", [](LaunchOptions& o) { o.momentum = 1; }},
       {"--out", [](LaunchOptions& o) { o.out_dir = ""; }},
+      {"--model", [](LaunchOptions& o) { o.model = "resnet50"; }},
+      {"--eval_every", [](LaunchOptions& o) { o.eval_every = -1; }},
+      {"--eval_samples", [](LaunchOptions& o) { o.eval_samples = -1; }},
+      {"--link", [](LaunchOptions& o) { o.link = "fast"; }},
+      {"--link", [](LaunchOptions& o) { o.link = "-1gbit"; }},
+      {"--timeout", [](LaunchOptions& o) { o.timeout = absl::Seconds(-1); }},
       {"--round_timeout",
        [](LaunchOptions& o) { o.round_timeout = absl::ZeroDuration(); }},
       {"--checkpoint_interval",
@@ -89,6 +95,18 @@ TEST(ChildCommandsTest, AggregatorListensOnFreeLoopbackPorts) {
                   "--round_timeout=1m30s"));
 }
 
+TEST(ChildCommandsTest, UnderLinkEmulationProcessesUseNamespaceAddresses) {
+  LaunchOptions options;
+  options.model = "wide";
+  options.eval_every = 25;
+  EXPECT_THAT(AggregatorArgs(options, "10.213.0.1"),
+              ::testing::IsSupersetOf(
+                  {"--listen=10.213.0.1:0", "--metrics_listen=10.213.0.1:0"}));
+  EXPECT_THAT(WorkerArgs(options, 0, "10.213.0.1", 4000, "j"),
+              ::testing::IsSupersetOf({"--shards=10.213.0.1:4000",
+                                       "--model=wide", "--eval_every=25"}));
+}
+
 TEST(ChildCommandsTest, ParsesThePortLine) {
   AggregatorPorts ports;
   ASSERT_TRUE(ParseAggregatorPortLine(
@@ -112,11 +130,12 @@ TEST(ChildCommandsTest, WorkerGetsEveryFlag) {
   options.checkpoint_interval = 10;
   options.extra_worker_args = "  --log_level=debug\t--threads=1 ";
   EXPECT_THAT(
-      WorkerArgs(options, 1, 5000, "job-7"),
+      WorkerArgs(options, 1, "127.0.0.1", 5000, "job-7"),
       ElementsAre("--shards=127.0.0.1:5000", "--world_size=2", "--rank=1",
                   "--job_id=job-7", "--policy=topk", "--rho=0.001",
                   "--epochs=1", "--max_steps=20", "--batch_size=64", "--lr=0.1",
-                  "--momentum=0.9", "--seed=1", "--out=/tmp/run/rank1",
+                  "--momentum=0.9", "--seed=1", "--model=cnn", "--eval_every=0",
+                  "--eval_samples=0", "--out=/tmp/run/rank1",
                   "--checkpoint_interval=10",
                   "--data_dir=/usr/share/datasets/fashion-mnist",
                   "--log_level=debug", "--threads=1"));
