@@ -8,10 +8,24 @@ Run with Debian's python (python3-torch):
   /usr/bin/python3 bench/ddp_fashion_mnist.py --workers 4 --epochs 1 \
       --json_out out/ddp_fashion_mnist.json
 
+Two ways to start the ranks:
+  * spawn (default): this process spawns --workers ranks with
+    torch.multiprocessing; they meet on 127.0.0.1 at a free port;
+  * single rank: with --rank R --world_size W --master_addr A
+    --master_port P this process is rank R alone and joins the gloo group
+    whose TCP store rank 0 serves at A:P; rank 0 writes --json_out. This is
+    how bench/ddp_link.sh starts one rank per network namespace (each rank
+    behind its own emulated link). --ifname sets GLOO_SOCKET_IFNAME, the
+    interface gloo binds to (eth0 inside entrograd-netns's namespaces;
+    otherwise gloo picks the address the hostname resolves to, which can be
+    loopback).
+
 What it mirrors from entrograd (workers/fashion_mnist/):
   * data: the gzipped IDX files, normalised (x/255 - 0.2860)/0.3530 in
     float32, images [N,1,28,28], labels int64;
-  * model: cnn_model.cc's FashionCnn (454,922 parameters), initialised by
+  * model: cnn_model.cc's FashionCnn, --model cnn (hidden width 128,
+    454,922 parameters) or --model wide (the same trunk with hidden width
+    8192, 25,832,330 parameters: a 103 MB dense gradient), initialised by
     torch.manual_seed(seed) and PyTorch's default init (entrograd uses
     LibTorch's defaults with the same seed; bitwise equality of the initial
     weights is not relied on);
@@ -24,18 +38,51 @@ What it mirrors from entrograd (workers/fashion_mnist/):
     averages the gradients over ranks (the dense allreduce).
 
 Measured: training-loop wall time, per-step times (rank 0), test accuracy
-and loss on the 10000 test images (rank 0, after training), gradient bytes
-per step per rank (4 * #parameters, what DDP allreduces) and the loopback
-bytes moved during the training loop (/proc/net/dev "lo" receive+transmit
-on rank 0, between barriers). The loopback counters are machine-wide: they
-count the whole job (all ranks), and anything else on the machine that uses
-loopback at the same time. Every byte sent over lo is counted once as
-transmitted and once as received, so rx+tx is twice the bytes sent.
+and loss on the 10000 test images (rank 0), gradient bytes per step per
+rank (4 * #parameters, what DDP allreduces) and the loopback bytes moved
+during the training loop (/proc/net/dev "lo" receive+transmit on rank 0,
+between barriers). The loopback counters are machine-wide (or namespace-
+wide): they count the whole job (all ranks), and anything else on the
+machine that uses loopback at the same time. Every byte sent over lo is
+counted once as transmitted and once as received, so rx+tx is twice the
+bytes sent. With --ifname, every rank's counters of that interface
+during the loop are reported too (in separate namespaces: each rank's own
+link, so their tx sum is every byte on the wire once).
+
+Evaluation during training (--eval_every N): after every N-th step, and
+at each epoch's end, as entrograd's worker does (with 0, only once, after
+the loop, untimed), all ranks meet at a barrier, rank 0 evaluates, and all
+meet again; the interval between the two barriers is the evaluation time.
+"seconds" is the raw loop wall time (evaluations included); "train_seconds"
+= seconds - eval_seconds, the training time alone. Each entry of "evals"
+gives "seconds" (raw, since the loop started, barrier-aligned) and
+"train_seconds" (the same minus the evaluations before it), so
+time-to-accuracy compares like for like with entrograd's worker, which also
+pauses training while rank 0 evaluates and reports train_seconds the same
+way.
+
+Per-step breakdown (rank 0; median and nearest-rank p90 over steps, as
+entrograd-launch's summary):
+  * forward_backward_seconds: batch gather + forward + backward. In DDP the
+    gradient allreduce overlaps backward (bucketed hooks) and backward()
+    returns only once every bucket is reduced, so this includes the
+    communication;
+  * wait_seconds: from the end of backward until the gradients are ready.
+    For DDP this is 0 by construction (backward() already blocked on the
+    allreduce); it is reported as 0 so the columns line up with entrograd's;
+  * apply_seconds: optimizer.step();
+  * step_seconds: the whole step (zero_grad included).
+--compute_only runs the same loop under ddp.no_sync(): no allreduce at all,
+so its step time is the compute-only time per step (the denominator of the
+"ideal speed-up"). The replicas then drift apart; the accuracy reported is
+rank 0's local model's.
 """
 
 import argparse
+import contextlib
 import gzip
 import json
+import math
 import os
 import socket
 import statistics
@@ -180,14 +227,17 @@ def check_sampler_port():
 # Model: workers/fashion_mnist/cnn_model.cc
 
 
+HIDDEN_WIDTH = {"cnn": 128, "wide": 8192}  # cnn_model.cc HiddenWidthOf
+
+
 class FashionCnn(nn.Module):
-    def __init__(self):
+    def __init__(self, hidden_width=128):
         super().__init__()
         # Registration order = entrograd's named_parameters() order.
         self.conv1 = nn.Conv2d(1, 32, 5, padding=2)
         self.conv2 = nn.Conv2d(32, 64, 5, padding=2)
-        self.fc1 = nn.Linear(64 * 7 * 7, 128)
-        self.fc2 = nn.Linear(128, 10)
+        self.fc1 = nn.Linear(64 * 7 * 7, hidden_width)
+        self.fc2 = nn.Linear(hidden_width, 10)
 
     def forward(self, x):
         x = F.max_pool2d(F.relu(self.conv1(x)), 2)
@@ -200,15 +250,30 @@ class FashionCnn(nn.Module):
 # ---------------------------------------------------------------------------
 
 
-def loopback_bytes():
-    """(rx, tx) byte counters of the "lo" interface."""
+def interface_bytes(name="lo"):
+    """(rx, tx) byte counters of interface `name` (this network namespace)."""
     with open("/proc/net/dev") as f:
         for line in f:
-            name, sep, rest = line.partition(":")
-            if sep and name.strip() == "lo":
+            iface, sep, rest = line.partition(":")
+            if sep and iface.strip() == name:
                 fields = rest.split()
                 return int(fields[0]), int(fields[8])
-    raise RuntimeError('no "lo" interface in /proc/net/dev')
+    raise RuntimeError(f'no "{name}" interface in /proc/net/dev')
+
+
+def loopback_bytes():
+    """(rx, tx) byte counters of the "lo" interface."""
+    return interface_bytes("lo")
+
+
+def median_p90(values):
+    """Median and nearest-rank 90th percentile (entrograd-launch's)."""
+    if not values:
+        return 0.0, 0.0
+    v = sorted(values)
+    n = len(v)
+    rank = min(max(math.ceil(0.9 * n), 1), n)
+    return statistics.median(v), v[rank - 1]
 
 
 @torch.no_grad()
@@ -225,11 +290,28 @@ def evaluate(model, images, labels, batch=1000):
     return correct / n, loss_sum / n
 
 
-def worker(rank, args, port, result_queue):
+def run_rank(rank, world_size, init_method, args):
+    """Trains as rank `rank` of `world_size`; rank 0 returns the result
+    dict, the other ranks None."""
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
-                            rank=rank, world_size=args.workers)
-    W, B = args.workers, args.batch_size
+    if args.ifname:
+        # gloo binds its pairs to this interface's address (read when the
+        # process group is created).
+        os.environ["GLOO_SOCKET_IFNAME"] = args.ifname
+    dist.init_process_group("gloo", init_method=init_method,
+                            rank=rank, world_size=world_size)
+    W, B = world_size, args.batch_size
+    # Ranks started separately (--rank) must agree on what they run: a rank
+    # under --compute_only never allreduces, and the others would hang.
+    config = {k: getattr(args, k) for k in ("model", "compute_only", "batch_size", "epochs",
+                                            "max_steps", "eval_every", "eval_samples",
+                                            "seed", "lr",
+                                            "momentum")}
+    configs = [None] * W
+    dist.all_gather_object(configs, config)
+    for r, other in enumerate(configs):
+        if other != config:
+            raise ValueError(f"rank {rank}: rank {r} runs {other}, this rank {config}")
 
     train_x, train_y = load_split(args.data_dir, "train")
     n = train_x.shape[0]
@@ -238,7 +320,7 @@ def worker(rank, args, port, result_queue):
         raise ValueError(f"{n} samples is less than one global batch ({W} x {B})")
 
     torch.manual_seed(args.seed)
-    model = FashionCnn()
+    model = FashionCnn(HIDDEN_WIDTH[args.model])
     num_params = sum(p.numel() for p in model.parameters())
     # DDP broadcasts rank 0's parameters at construction, so all ranks start
     # equal regardless.
@@ -257,47 +339,110 @@ def worker(rank, args, port, result_queue):
             break
         perms.append(torch.tensor(epoch_permutation(n, args.seed, epoch), dtype=torch.int64))
 
-    step_times = []
+    test_x = test_y = None
+    if rank == 0:
+        test_x, test_y = load_split(args.data_dir, "t10k")
+        if args.eval_samples > 0:
+            # The first N test images, as entrograd-worker --eval_samples.
+            test_x, test_y = test_x[:args.eval_samples], test_y[:args.eval_samples]
+
+    # Rank 0's per-step phases (see the module docstring).
+    fb_times, wait_times, apply_times, step_times = [], [], [], []
+    evals = []
+    eval_seconds = 0.0  # barrier-to-barrier evaluation time, excluded
     last_loss = float("nan")
+
+    def evaluate_now(step):
+        """All ranks: barrier, rank 0 evaluates, barrier. Returns the
+        evaluation's wall time (the same interval on every rank)."""
+        dist.barrier()
+        te = time.perf_counter()
+        if rank == 0:
+            acc, test_loss = evaluate(model, test_x, test_y)
+            ddp.train()
+            evals.append({"step": step,
+                          "seconds": te - t0,
+                          "train_seconds": te - t0 - eval_seconds,
+                          "test_accuracy": acc,
+                          "test_loss": test_loss})
+            print(f"[rank0] eval at step {step}: accuracy {acc:.4f} loss {test_loss:.4f}",
+                  file=sys.stderr, flush=True)
+        dist.barrier()
+        return time.perf_counter() - te
+
+    # --compute_only: no allreduce at all (gradients stay local).
+    sync = ddp.no_sync() if args.compute_only else contextlib.nullcontext()
     ddp.train()
     dist.barrier()
     if rank == 0:
         lo_before = loopback_bytes()
+    if args.ifname:
+        if_before = interface_bytes(args.ifname)
     dist.barrier()
     t0 = time.perf_counter()
     step = 0
-    for epoch, perm in enumerate(perms):
-        for s in range(spe):
-            if step >= total_steps:
-                break
-            ts = time.perf_counter()
-            begin = (s * W + rank) * B
-            idx = perm[begin:begin + B]
-            x, y = train_x[idx], train_y[idx]
-            opt.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(ddp(x), y)
-            loss.backward()  # DDP allreduces (averages) gradients here
-            opt.step()
-            step_times.append(time.perf_counter() - ts)
-            step += 1
-            if rank == 0 and args.log_every and step % args.log_every == 0:
-                last_loss = float(loss)
-                print(f"[rank0] step {step}/{total_steps} loss {last_loss:.4f} "
-                      f"{statistics.median(step_times):.4f}s/step", file=sys.stderr, flush=True)
+    with sync:
+        for epoch, perm in enumerate(perms):
+            for s in range(spe):
+                if step >= total_steps:
+                    break
+                ts = time.perf_counter()
+                begin = (s * W + rank) * B
+                idx = perm[begin:begin + B]
+                x, y = train_x[idx], train_y[idx]
+                opt.zero_grad(set_to_none=True)
+                loss = F.cross_entropy(ddp(x), y)
+                loss.backward()  # DDP allreduces (averages) gradients here
+                t_backward = time.perf_counter()
+                # Gradients are ready: DDP's backward() returned only after
+                # its allreduce finished, so there is nothing to wait for.
+                t_ready = t_backward
+                opt.step()
+                t_end = time.perf_counter()
+                fb_times.append(t_backward - ts)
+                wait_times.append(t_ready - t_backward)
+                apply_times.append(t_end - t_ready)
+                step_times.append(t_end - ts)
+                step += 1
+                if rank == 0 and args.log_every and step % args.log_every == 0:
+                    last_loss = float(loss)
+                    print(f"[rank0] step {step}/{total_steps} loss {last_loss:.4f} "
+                          f"{statistics.median(step_times):.4f}s/step",
+                          file=sys.stderr, flush=True)
+                if args.eval_every > 0 and (step % args.eval_every == 0 or s == spe - 1
+                                            or step == total_steps):
+                    eval_seconds += evaluate_now(step)
     dist.barrier()
     seconds = time.perf_counter() - t0
     if rank == 0:
         lo_after = loopback_bytes()
+    if args.ifname:
+        if_after = interface_bytes(args.ifname)
     dist.barrier()
+    if_per_rank = None
+    if args.ifname:
+        if_per_rank = [None] * W
+        dist.all_gather_object(if_per_rank, {"rank": rank,
+                                             "rx_bytes": if_after[0] - if_before[0],
+                                             "tx_bytes": if_after[1] - if_before[1]})
 
+    result = None
     if rank == 0:
-        test_x, test_y = load_split(args.data_dir, "t10k")
-        acc, test_loss = evaluate(model, test_x, test_y)
+        if args.eval_every == 0:
+            # Once, after the loop (outside the timed interval).
+            acc, test_loss = evaluate(model, test_x, test_y)
+            evals.append({"step": step, "seconds": seconds, "train_seconds": seconds,
+                          "test_accuracy": acc, "test_loss": test_loss})
+        acc, test_loss = evals[-1]["test_accuracy"], evals[-1]["test_loss"]
         rx = lo_after[0] - lo_before[0]
         tx = lo_after[1] - lo_before[1]
-        result_queue.put({
+        result = {
             "framework": "pytorch-ddp-gloo",
             "torch_version": torch.__version__,
+            "mode": "single_rank" if args.rank is not None else "spawn",
+            "init_method": init_method,
+            "model": args.model,
+            "compute_only": args.compute_only,
             "workers": W,
             "epochs": args.epochs,
             "steps": step,
@@ -310,10 +455,28 @@ def worker(rank, args, port, result_queue):
             "test_accuracy": acc,
             "test_loss": test_loss,
             "seconds": seconds,
-            "seconds_per_step_median": statistics.median(step_times),
-            "seconds_per_step_mean": statistics.fmean(step_times),
+            "eval_seconds": eval_seconds,
+            "train_seconds": seconds - eval_seconds,
+            "eval_every": args.eval_every,
+            "evals": evals,
+            "seconds_per_step_median": statistics.median(step_times) if step_times else 0.0,
+            "seconds_per_step_mean": statistics.fmean(step_times) if step_times else 0.0,
+            "step_breakdown_rank": 0,
+            "step_breakdown_samples": len(step_times),
+        }
+        for name, values in (("forward_backward", fb_times), ("wait", wait_times),
+                             ("apply", apply_times), ("step", step_times)):
+            med, p90 = median_p90(values)
+            result[f"{name}_seconds_median"] = med
+            result[f"{name}_seconds_p90"] = p90
+        result.update({
+            "breakdown_note": "rank 0, per step; forward_backward includes DDP's "
+                              "allreduce (overlapped with backward, which blocks on "
+                              "it), so wait is 0 by construction"
+                              + ("; compute_only: no allreduce (ddp.no_sync())"
+                                 if args.compute_only else ""),
             "num_parameters": num_params,
-            "gradient_bytes_per_step_per_rank": 4 * num_params,
+            "gradient_bytes_per_step_per_rank": 0 if args.compute_only else 4 * num_params,
             "loopback_bytes_total": rx + tx,
             "loopback_bytes_per_step": (rx + tx) / step if step else 0.0,
             "loopback_rx_bytes": rx,
@@ -322,7 +485,29 @@ def worker(rank, args, port, result_queue):
                              "all ranks of the job (plus any other loopback user); "
                              "each byte sent counts in both rx and tx",
         })
+        if args.ifname:
+            if_tx = sum(r["tx_bytes"] for r in if_per_rank)
+            result.update({
+                "interface": args.ifname,
+                "interface_rx_bytes": if_after[0] - if_before[0],
+                "interface_tx_bytes": if_after[1] - if_before[1],
+                "interface_bytes_per_rank": if_per_rank,
+                "interface_tx_bytes_total": if_tx,
+                "interface_tx_bytes_per_step_per_rank": if_tx / step / W if step else 0.0,
+                "interface_note": "--ifname's counters during the training loop, "
+                                  "between barriers: interface_rx/tx_bytes rank 0's, "
+                                  "interface_bytes_per_rank every rank's (in its own "
+                                  "namespace, its own link only; without namespaces "
+                                  "the ranks share the interface and these overlap)",
+            })
     dist.destroy_process_group()
+    return result
+
+
+def spawned_rank(rank, args, init_method, result_queue):
+    result = run_rank(rank, args.workers, init_method, args)
+    if result is not None:
+        result_queue.put(result)
 
 
 def free_port():
@@ -339,20 +524,61 @@ def main():
     p.add_argument("--lr", type=float, default=0.1)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--seed", type=int, default=1)  # entrograd worker's default
+    p.add_argument("--model", choices=sorted(HIDDEN_WIDTH), default="cnn",
+                   help="cnn (hidden width 128, 454,922 parameters) or wide "
+                        "(hidden width 8192, 25,832,330 parameters)")
     p.add_argument("--max_steps", type=int, default=None,
                    help="stop after this many steps in total (default: all epochs)")
+    p.add_argument("--eval_every", type=int, default=0,
+                   help="rank 0 evaluates every N steps and at each epoch's end, "
+                        "evaluation time excluded from train_seconds "
+                        "(0: once, after training)")
+    p.add_argument("--eval_samples", type=int, default=0,
+                   help="evaluate on the first N test images (0: all 10,000)")
+    p.add_argument("--compute_only", action="store_true",
+                   help="run the loop under ddp.no_sync(): no allreduce, "
+                        "the compute-only step time")
+    p.add_argument("--rank", type=int, default=None,
+                   help="run only this rank (single-rank mode) instead of "
+                        "spawning --workers ranks")
+    p.add_argument("--world_size", type=int, default=None,
+                   help="single-rank mode: number of ranks (default --workers)")
+    p.add_argument("--master_addr", default="127.0.0.1",
+                   help="single-rank mode: address of rank 0's TCP store")
+    p.add_argument("--master_port", type=int, default=29500,
+                   help="single-rank mode: port of rank 0's TCP store")
+    p.add_argument("--ifname", default=None,
+                   help="interface gloo binds to (sets GLOO_SOCKET_IFNAME); "
+                        "default: gloo's choice")
     p.add_argument("--json_out", default=None)
     p.add_argument("--data_dir", default=DATA_DIR)
     p.add_argument("--log_every", type=int, default=50, help="0 = quiet")
     args = p.parse_args()
     if args.workers < 1 or args.epochs < 1 or args.batch_size < 1:
         p.error("--workers, --epochs and --batch_size must be >= 1")
+    if args.eval_every < 0:
+        p.error("--eval_every must be >= 0")
+    if args.max_steps is not None and args.max_steps < 1:
+        p.error("--max_steps must be >= 1")
 
     check_sampler_port()
-    ctx = mp.get_context("spawn")
-    queue = ctx.SimpleQueue()
-    mp.spawn(worker, args=(args, free_port(), queue), nprocs=args.workers, join=True)
-    result = queue.get()
+    if args.rank is not None:
+        world_size = args.world_size if args.world_size is not None else args.workers
+        if world_size < 1 or not 0 <= args.rank < world_size:
+            p.error(f"--rank {args.rank} is not in [0, --world_size {world_size})")
+        args.workers = world_size
+        result = run_rank(args.rank, world_size,
+                          f"tcp://{args.master_addr}:{args.master_port}", args)
+        if result is None:
+            return
+    else:
+        if args.world_size is not None and args.world_size != args.workers:
+            p.error("--world_size is for single-rank mode (--rank); use --workers")
+        ctx = mp.get_context("spawn")
+        queue = ctx.SimpleQueue()
+        mp.spawn(spawned_rank, args=(args, f"tcp://127.0.0.1:{free_port()}", queue),
+                 nprocs=args.workers, join=True)
+        result = queue.get()
     text = json.dumps(result, indent=2)
     print(text)
     if args.json_out:
