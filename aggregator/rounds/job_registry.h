@@ -54,14 +54,26 @@ struct RegistryOptions {
   uint32_t max_steps_ahead = 4;
   // Reported in JoinAck.
   std::string shard_name = "aggregator";
+  // Largest message a stream may carry, in bytes (reported in JoinAck). A
+  // merged update that encodes larger aborts its round with
+  // RESOURCE_EXHAUSTED instead of breaking every rank's stream on write.
   uint64_t max_message_bytes = uint64_t{256} << 20;
 };
+
+// Steps (and applied steps) above this are refused with INVALID_ARGUMENT:
+// far beyond any training run, and low enough that the step-window
+// arithmetic (applied step + 1 + max_steps_ahead) cannot overflow.
+inline constexpr int64_t kMaxStep = int64_t{1} << 62;
 
 // Who a stream belongs to, fixed at Join.
 struct MemberId {
   std::string job_id;
   uint32_t rank = 0;
   uint64_t incarnation = 0;
+  // Which instance of the job: a job that ended and was created again under
+  // the same id (maybe with another world size) has a new generation, so a
+  // stale id from a replaced stream can never reach the new job's members.
+  uint64_t job_generation = 0;
 };
 
 class JobRegistry {
@@ -73,9 +85,14 @@ class JobRegistry {
   JobRegistry(const JobRegistry&) = delete;
   JobRegistry& operator=(const JobRegistry&) = delete;
 
-  // Validates `join` and registers `sink` as the stream of its rank.
+  // Validates `join`, registers `sink` as the stream of its rank and queues
+  // the JoinAck on `sink` before the registry lock is released, so the ack is
+  // always the stream's first message: a round finishing or aborting on
+  // another thread can reach the sink only after it. Returns the member's
+  // id for Contribute and Leave. On error nothing is registered or sent.
   // `authorized_job`, when set, is the job the caller's token grants.
-  // Errors: INVALID_ARGUMENT (job id, world size, rank, layer table);
+  // Errors: INVALID_ARGUMENT (job id, world size, rank, layer table,
+  // applied_step below -1 or above kMaxStep);
   // PERMISSION_DENIED (token for another job); FAILED_PRECONDITION (world
   // size, layer table or parameter hash differs from the job's, naming the
   // first difference; an incarnation older than the live one);
@@ -83,22 +100,25 @@ class JobRegistry {
   // RESOURCE_EXHAUSTED (job limit); UNAVAILABLE (draining).
   // A newer incarnation replaces the live stream of the rank, which is
   // closed with ABORTED.
-  absl::StatusOr<v1::JoinAck> Join(const v1::Join& join,
+  absl::StatusOr<MemberId> Join(const v1::Join& join,
                                    const std::optional<std::string>& authorized_job,
                                    std::shared_ptr<StreamSink> sink);
 
   // One LayerUpdate from a joined member. OK when accepted or dropped as a
   // duplicate. Errors refuse this update only and change nothing:
-  // FAILED_PRECONDITION (member no longer joined, numel not the layer's,
-  // step already released); INVALID_ARGUMENT (unknown layer, negative step,
-  // malformed payload); OUT_OF_RANGE (step too far ahead);
-  // RESOURCE_EXHAUSTED (memory quota). A NaN/Inf value aborts the round for
-  // every rank and returns ABORTED.
+  // FAILED_PRECONDITION (member no longer joined, e.g. an id of an ended
+  // job; numel not the layer's; step already released); INVALID_ARGUMENT
+  // (unknown layer, step negative or above kMaxStep, applied_step below -1
+  // or not below step, malformed payload); OUT_OF_RANGE (step too far
+  // ahead); RESOURCE_EXHAUSTED (memory quota). A NaN/Inf value aborts the
+  // round for every rank and returns ABORTED. When the merged update encodes
+  // larger than max_message_bytes, the round is aborted for every rank with
+  // a RESOURCE_EXHAUSTED RoundError.
   absl::Status Contribute(const MemberId& member,
                           const v1::LayerUpdate& update);
 
   // The stream of `member` ended; `sink` identifies it (a replaced stream
-  // leaving does not remove its successor).
+  // leaving does not remove its successor; an id of an ended job is ignored).
   void Leave(const MemberId& member, const StreamSink* sink);
 
   // Aborts every round whose deadline is before `now`. Returns how many.
@@ -125,10 +145,17 @@ class JobRegistry {
   };
 
   absl::Status ValidateJoinShape(const v1::Join& join) const;
+  // The job `member` joined, or null when that job ended (its generation is
+  // gone) or the id does not fit it.
+  Job* FindJobOfLocked(const MemberId& member)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Creates the job `join` declares (the caller checked the job limit).
+  Job& CreateJobLocked(const v1::Join& join)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   absl::Status CompareWithJob(const Job& job, const v1::Join& join) const;
   // Aborts round (step, layer) of `job`: error to every live rank.
   void AbortRoundLocked(Job& job, int64_t step, uint32_t layer,
-                        absl::StatusCode code, const std::string& reason,
+                        const absl::Status& reason,
                         std::vector<Delivery>* deliveries)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Frees merged updates every rank applied and forgets released rounds.
@@ -151,6 +178,8 @@ class JobRegistry {
   int64_t rounds_in_flight_ ABSL_GUARDED_BY(mutex_) = 0;
   int64_t duplicates_ ABSL_GUARDED_BY(mutex_) = 0;
   bool accepting_joins_ ABSL_GUARDED_BY(mutex_) = true;
+  // The generation the next created job gets (MemberId::job_generation).
+  uint64_t next_job_generation_ ABSL_GUARDED_BY(mutex_) = 1;
 };
 
 }  // namespace entrograd::aggregator
