@@ -55,12 +55,13 @@ def log(*parts):
     print("[link_comparison]", *parts, file=sys.stderr, flush=True)
 
 
-def run(cmd, logfile, timeout):
+def run(cmd, logfile, timeout, env=None):
     log(" ".join(cmd))
     start = time.monotonic()
     with open(logfile, "w") as out:
         proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
-                              timeout=timeout, cwd=ROOT)
+                              timeout=timeout, cwd=ROOT,
+                              env=dict(os.environ, **(env or {})))
     log(f"exit {proc.returncode} after {time.monotonic() - start:.0f} s")
     if proc.returncode != 0:
         tail = open(logfile).read()[-2000:]
@@ -95,7 +96,9 @@ def run_ddp(args, link, model, out_dir, compute_only=False):
         cmd = ["bash", os.path.join(ROOT, "bench/ddp_link.sh"), "--link", link,
                "--workers", str(args.workers), "--out", out_dir,
                "--timeout", f"{args.run_timeout}s", "--"] + flags
-    run(cmd, os.path.join(out_dir, "run.log"), args.run_timeout + 60)
+    netns = os.path.join(args.build, "workers/link_emulation/entrograd-netns")
+    run(cmd, os.path.join(out_dir, "run.log"), args.run_timeout + 60,
+        env={"ENTROGRAD_NETNS": netns})
     ddp = json.load(open(json_out))
     steps = ddp["steps"]
     if link == "loopback":

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "aggregator/merge/sparse_merge.h"
+#include "aggregator/rounds/log_text.h"
 #include "common/log.h"
 #include "entrograd/codec.h"
 #include "transport/job_id.h"
@@ -48,6 +49,81 @@ int64_t DecodedBytes(const DecodedPayload& payload) {
                               payload.values.size() * sizeof(float));
 }
 
+// The step fields of an update, checked before any state changes. With
+// 0 <= step <= kMaxStep and -1 <= applied_step < step, no step-window sum
+// can overflow.
+absl::Status ValidateUpdateSteps(const v1::LayerUpdate& update) {
+  if (update.step() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("layer_update.step ", update.step(), " is negative"));
+  }
+  if (update.step() > kMaxStep) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("layer_update.step ", update.step(),
+                     " is above the largest step ", kMaxStep));
+  }
+  if (update.applied_step() < -1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "layer_update.applied_step ", update.applied_step(), " is below -1"));
+  }
+  // A rank applies a step only after its merge, so it never contributes to
+  // a step it already applied.
+  if (update.applied_step() >= update.step()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("layer_update.applied_step ", update.applied_step(),
+                     " is not below layer_update.step ", update.step()));
+  }
+  return absl::OkStatus();
+}
+
+int64_t PayloadWireBytes(const v1::SparsePayload& payload) {
+  return static_cast<int64_t>(payload.index_bytes().size() +
+                              payload.value_bytes().size());
+}
+
+// Merges a complete round in rank order and encodes it as a MergedLayer.
+// Errors: ABORTED when the merge or encoding fails; RESOURCE_EXHAUSTED when
+// the message would be larger than `max_message_bytes` (gRPC would refuse
+// to write it and break every rank's stream instead).
+absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> MergeRound(
+    int64_t step, uint32_t layer,
+    const std::vector<std::optional<DecodedPayload>>& by_rank,
+    uint64_t max_message_bytes) {
+  const int world_size = static_cast<int>(by_rank.size());
+  std::vector<RankContribution> contributions;
+  contributions.reserve(world_size);
+  uint64_t numel = 0;
+  for (const std::optional<DecodedPayload>& payload : by_rank) {
+    numel = payload->numel;
+    contributions.push_back(payload->dense
+                                ? RankContribution::Dense(payload->values)
+                                : RankContribution::Sparse(payload->indices,
+                                                           payload->values));
+  }
+  // One merger per thread: its scratch (numel-sized) is reused across rounds.
+  thread_local SparseMerger merger;
+  MergedUpdate merged;
+  absl::Status status = merger.Merge(numel, world_size, contributions, &merged);
+  absl::StatusOr<EncodedPayload> encoded =
+      status.ok() ? EncodeSparse(numel, merged.indices, merged.values)
+                  : absl::StatusOr<EncodedPayload>(status);
+  if (!encoded.ok()) return absl::AbortedError(encoded.status().message());
+  auto message = std::make_shared<v1::AggregatorMessage>();
+  v1::MergedLayer* merged_layer = message->mutable_merged_layer();
+  merged_layer->set_step(step);
+  merged_layer->set_layer_index(layer);
+  merged_layer->set_contributors(world_size);
+  PayloadToProto(*encoded, merged_layer->mutable_payload());
+  const uint64_t message_bytes = message->ByteSizeLong();
+  if (message_bytes > max_message_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the merged update is ", message_bytes,
+        " bytes, more than max_message_bytes = ", max_message_bytes,
+        " (the ranks together keep too many entries)"));
+  }
+  return message;
+}
+
 }  // namespace
 
 struct JobRegistry::Round {
@@ -72,13 +148,14 @@ struct JobRegistry::Job {
   };
 
   std::string id;
+  uint64_t generation = 0;  // MemberId::job_generation
   uint32_t world_size = 0;
   std::vector<v1::LayerInfo> layers;
   uint64_t params_hash = 0;
   std::vector<Member> members;
   std::map<RoundKey, std::unique_ptr<Round>> rounds;
   std::map<RoundKey, Completed> completed;
-  std::map<RoundKey, std::string> aborted;  // reason, kept like completed
+  std::map<RoundKey, absl::Status> aborted;  // why, kept like completed
 
   // Every rank applied every layer of steps <= this.
   int64_t MinAppliedStep() const {
@@ -114,7 +191,7 @@ JobRegistry::~JobRegistry() = default;
 absl::Status JobRegistry::ValidateJoinShape(const v1::Join& join) const {
   if (!IsValidJobId(join.job_id())) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "join.job_id \"", join.job_id().substr(0, 200),
+        "join.job_id \"", LogText(join.job_id()),
         "\" is invalid; expected 1 to 128 of [A-Za-z0-9._-]"));
   }
   if (join.world_size() < 1 || join.world_size() > options_.max_world_size) {
@@ -126,6 +203,11 @@ absl::Status JobRegistry::ValidateJoinShape(const v1::Join& join) const {
     return absl::InvalidArgumentError(
         absl::StrCat("join.rank = ", join.rank(), " is not below world_size ",
                      join.world_size()));
+  }
+  if (join.applied_step() < -1 || join.applied_step() >= kMaxStep) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("join.applied_step = ", join.applied_step(),
+                     " is out of range [-1, ", kMaxStep, ")"));
   }
   if (join.layers_size() < 1 || join.layers_size() > options_.max_layers) {
     return absl::InvalidArgumentError(
@@ -178,7 +260,31 @@ absl::Status JobRegistry::CompareWithJob(const Job& job,
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::JoinAck> JobRegistry::Join(
+JobRegistry::Job* JobRegistry::FindJobOfLocked(const MemberId& member) {
+  auto it = jobs_.find(member.job_id);
+  if (it == jobs_.end()) return nullptr;
+  Job& job = *it->second;
+  if (job.generation != member.job_generation ||
+      member.rank >= job.members.size()) {
+    return nullptr;
+  }
+  return &job;
+}
+
+JobRegistry::Job& JobRegistry::CreateJobLocked(const v1::Join& join) {
+  auto job = std::make_unique<Job>();
+  job->id = join.job_id();
+  job->generation = next_job_generation_++;
+  job->world_size = join.world_size();
+  job->layers.assign(join.layers().begin(), join.layers().end());
+  job->params_hash = join.initial_params_hash();
+  job->members.resize(join.world_size());
+  ENTROGRAD_LOG(kInfo, "job \"", join.job_id(), "\" created: world size ",
+                join.world_size(), ", ", join.layers_size(), " layers");
+  return *jobs_.emplace(join.job_id(), std::move(job)).first->second;
+}
+
+absl::StatusOr<MemberId> JobRegistry::Join(
     const v1::Join& join, const std::optional<std::string>& authorized_job,
     std::shared_ptr<StreamSink> sink) {
   if (absl::Status status = ValidateJoinShape(join); !status.ok()) {
@@ -192,35 +298,28 @@ absl::StatusOr<v1::JoinAck> JobRegistry::Join(
                      "\""));
   }
   std::shared_ptr<StreamSink> replaced;
-  v1::JoinAck ack;
+  MemberId id;
   {
     absl::MutexLock lock(&mutex_);
     if (!accepting_joins_) {
       return absl::UnavailableError("the aggregator is draining");
     }
     auto it = jobs_.find(join.job_id());
-    if (it == jobs_.end()) {
-      if (static_cast<int>(jobs_.size()) >= options_.max_jobs) {
-        if (metrics_) metrics_->AddReject(RejectReason::kQuota);
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "this aggregator already serves ", jobs_.size(),
-            " jobs (the --max_jobs limit)"));
-      }
-      auto job = std::make_unique<Job>();
-      job->id = join.job_id();
-      job->world_size = join.world_size();
-      job->layers.assign(join.layers().begin(), join.layers().end());
-      job->params_hash = join.initial_params_hash();
-      job->members.resize(join.world_size());
-      ENTROGRAD_LOG(kInfo, "job \"", join.job_id(), "\" created: world size ",
-                    join.world_size(), ", ", join.layers_size(), " layers");
-      it = jobs_.emplace(join.job_id(), std::move(job)).first;
-    } else if (absl::Status status = CompareWithJob(*it->second, join);
-               !status.ok()) {
-      if (metrics_) metrics_->AddReject(RejectReason::kJoinMismatch);
-      return status;
+    if (it == jobs_.end() &&
+        static_cast<int>(jobs_.size()) >= options_.max_jobs) {
+      if (metrics_) metrics_->AddReject(RejectReason::kQuota);
+      return absl::ResourceExhaustedError(
+          absl::StrCat("this aggregator already serves ", jobs_.size(),
+                       " jobs (the --max_jobs limit)"));
     }
-    Job& job = *it->second;
+    if (it != jobs_.end()) {
+      if (absl::Status status = CompareWithJob(*it->second, join);
+          !status.ok()) {
+        if (metrics_) metrics_->AddReject(RejectReason::kJoinMismatch);
+        return status;
+      }
+    }
+    Job& job = it != jobs_.end() ? *it->second : CreateJobLocked(join);
     Job::Member& member = job.members[join.rank()];
     if (member.ever_joined && join.incarnation() < member.incarnation) {
       if (metrics_) metrics_->AddReject(RejectReason::kDuplicateStream);
@@ -235,7 +334,7 @@ absl::StatusOr<v1::JoinAck> JobRegistry::Join(
           " of job \"", job.id, "\" already has a live stream"));
     }
     replaced = std::move(member.sink);
-    member.sink = std::move(sink);
+    member.sink = sink;
     member.incarnation = join.incarnation();
     member.ever_joined = true;
     member.applied_step = std::max(member.applied_step, join.applied_step());
@@ -244,10 +343,17 @@ absl::StatusOr<v1::JoinAck> JobRegistry::Join(
                   " joined (incarnation ", join.incarnation(), ", applied step ",
                   join.applied_step(), replaced != nullptr ? ", replacing a stream" : "",
                   ")");
-    ack.set_merged_step(job.MinAppliedStep());
-    ack.set_shard_name(options_.shard_name);
-    ack.set_max_message_bytes(options_.max_message_bytes);
-    ack.set_max_steps_ahead(options_.max_steps_ahead);
+    auto ack_message = std::make_shared<v1::AggregatorMessage>();
+    v1::JoinAck* ack = ack_message->mutable_join_ack();
+    ack->set_merged_step(job.MinAppliedStep());
+    ack->set_shard_name(options_.shard_name);
+    ack->set_max_message_bytes(options_.max_message_bytes);
+    ack->set_max_steps_ahead(options_.max_steps_ahead);
+    // Queued under the lock: every other message for this sink is chosen
+    // under the lock after this point and sent after it, so the ack is
+    // always the stream's first message.
+    sink->Send(std::move(ack_message));
+    id = MemberId{job.id, join.rank(), join.incarnation(), job.generation};
     UpdateGaugesLocked();
   }
   if (replaced != nullptr) {
@@ -255,11 +361,15 @@ absl::StatusOr<v1::JoinAck> JobRegistry::Join(
         absl::StrCat("rank ", join.rank(), " was replaced by incarnation ",
                      join.incarnation())));
   }
-  return ack;
+  return id;
 }
 
 absl::Status JobRegistry::Contribute(const MemberId& member,
                                      const v1::LayerUpdate& update) {
+  if (absl::Status status = ValidateUpdateSteps(update); !status.ok()) {
+    if (metrics_) metrics_->AddReject(RejectReason::kBadPayload);
+    return status;
+  }
   const RoundKey key(update.step(), update.layer_index());
   std::vector<Delivery> deliveries;
   uint32_t world_size = 0;
@@ -267,15 +377,16 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
   std::string layer_name;
   {
     absl::MutexLock lock(&mutex_);
-    auto it = jobs_.find(member.job_id);
-    if (it == jobs_.end() ||
-        it->second->members[member.rank].incarnation != member.incarnation ||
-        it->second->members[member.rank].sink == nullptr) {
+    Job* found = FindJobOfLocked(member);
+    if (found == nullptr ||
+        found->members[member.rank].incarnation != member.incarnation ||
+        found->members[member.rank].sink == nullptr) {
       if (metrics_) metrics_->AddReject(RejectReason::kBeforeJoin);
       return absl::FailedPreconditionError(
-          "layer_update from a stream that is not joined (or was replaced)");
+          "layer_update from a stream that is no longer joined (it was "
+          "replaced, or its job ended)");
     }
-    Job& job = *it->second;
+    Job& job = *found;
     Job::Member& self = job.members[member.rank];
     if (update.applied_step() > self.applied_step) {
       self.applied_step = update.applied_step();
@@ -289,11 +400,6 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
     }
     layer_name = job.layers[update.layer_index()].name();
     numel = job.layers[update.layer_index()].numel();
-    if (update.step() < 0) {
-      if (metrics_) metrics_->AddReject(RejectReason::kBadPayload);
-      return absl::InvalidArgumentError(
-          absl::StrCat("layer_update.step ", update.step(), " is negative"));
-    }
     if (update.payload().numel() != numel) {
       if (metrics_) metrics_->AddReject(RejectReason::kNumelMismatch);
       return absl::FailedPreconditionError(absl::StrCat(
@@ -311,15 +417,13 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
         if (metrics_) {
           const v1::SparsePayload& payload =
               done->second.message->merged_layer().payload();
-          metrics_->AddDownlink(
-              static_cast<int64_t>(payload.index_bytes().size() +
-                                   payload.value_bytes().size()),
-              static_cast<int64_t>(4 * payload.numel()));
+          metrics_->AddDownlink(PayloadWireBytes(payload),
+                                static_cast<int64_t>(4 * payload.numel()));
         }
       }
     } else if (auto aborted = job.aborted.find(key);
                aborted != job.aborted.end()) {
-      return absl::AbortedError(aborted->second);
+      return aborted->second;
     } else if (update.step() <= job.MinAppliedStep()) {
       if (metrics_) metrics_->AddReject(RejectReason::kStaleStep);
       return absl::FailedPreconditionError(absl::StrCat(
@@ -362,14 +466,14 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
   absl::Status rejected;  // a non-finite contribution aborted the round
   {
     absl::MutexLock lock(&mutex_);
-    auto it = jobs_.find(member.job_id);
-    if (it == jobs_.end() ||
-        it->second->members[member.rank].incarnation != member.incarnation) {
+    Job* found = FindJobOfLocked(member);
+    if (found == nullptr ||
+        found->members[member.rank].incarnation != member.incarnation) {
       return absl::FailedPreconditionError(
           "the stream was replaced while its update was decoded");
     }
-    Job& job = *it->second;
-    if (job.aborted.count(key) != 0) return absl::AbortedError(job.aborted[key]);
+    Job& job = *found;
+    if (job.aborted.count(key) != 0) return job.aborted[key];
     if (job.completed.count(key) != 0) {
       ++duplicates_;
       if (metrics_) metrics_->AddDuplicate();
@@ -381,8 +485,9 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
           RoundName(update.step(), update.layer_index(), layer_name),
           " rejected: rank ", member.rank, " sent a non-finite value (",
           decoded.status().message(), ")");
-      AbortRoundLocked(job, update.step(), update.layer_index(),
-                       absl::StatusCode::kAborted, reason, &deliveries);
+      rejected = absl::AbortedError(reason);
+      AbortRoundLocked(job, update.step(), update.layer_index(), rejected,
+                       &deliveries);
       // The sender learns it from the returned status instead.
       const StreamSink* sender = job.members[member.rank].sink.get();
       deliveries.erase(
@@ -391,7 +496,6 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
           deliveries.end());
       if (metrics_) metrics_->RoundFinished(RoundOutcome::kRejected, 0.0);
       UpdateGaugesLocked();
-      rejected = absl::AbortedError(reason);
     }
   }
   if (!rejected.ok()) {
@@ -400,13 +504,13 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
   }
   {
     absl::MutexLock lock(&mutex_);
-    auto it = jobs_.find(member.job_id);
-    if (it == jobs_.end()) {
+    Job* found = FindJobOfLocked(member);
+    if (found == nullptr) {
       return absl::FailedPreconditionError("the job ended during the update");
     }
-    Job& job = *it->second;
+    Job& job = *found;
     // Another rank's update may have ended the round meanwhile.
-    if (job.aborted.count(key) != 0) return absl::AbortedError(job.aborted[key]);
+    if (job.aborted.count(key) != 0) return job.aborted[key];
     if (job.completed.count(key) != 0) {
       ++duplicates_;
       if (metrics_) metrics_->AddDuplicate();
@@ -459,33 +563,8 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
 void JobRegistry::FinishRound(const std::string& job_id, int64_t step,
                               uint32_t layer, std::unique_ptr<Round> round) {
   const absl::Time merge_start = absl::Now();
-  const int world_size = static_cast<int>(round->by_rank.size());
-  std::vector<RankContribution> contributions;
-  contributions.reserve(world_size);
-  uint64_t numel = 0;
-  for (const std::optional<DecodedPayload>& payload : round->by_rank) {
-    numel = payload->numel;
-    contributions.push_back(payload->dense
-                                ? RankContribution::Dense(payload->values)
-                                : RankContribution::Sparse(payload->indices,
-                                                           payload->values));
-  }
-  // One merger per thread: its scratch (numel-sized) is reused across rounds.
-  thread_local SparseMerger merger;
-  MergedUpdate merged;
-  absl::Status status = merger.Merge(numel, world_size, contributions, &merged);
-  absl::StatusOr<EncodedPayload> encoded =
-      status.ok() ? EncodeSparse(numel, merged.indices, merged.values)
-                  : absl::StatusOr<EncodedPayload>(status);
-  std::shared_ptr<v1::AggregatorMessage> message;
-  if (encoded.ok()) {
-    message = std::make_shared<v1::AggregatorMessage>();
-    v1::MergedLayer* merged_layer = message->mutable_merged_layer();
-    merged_layer->set_step(step);
-    merged_layer->set_layer_index(layer);
-    merged_layer->set_contributors(world_size);
-    PayloadToProto(*encoded, merged_layer->mutable_payload());
-  }
+  absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> message =
+      MergeRound(step, layer, round->by_rank, options_.max_message_bytes);
   const double merge_seconds = absl::ToDoubleSeconds(absl::Now() - merge_start);
 
   std::vector<Delivery> deliveries;
@@ -496,26 +575,31 @@ void JobRegistry::FinishRound(const std::string& job_id, int64_t step,
     if (it != jobs_.end()) {
       Job& job = *it->second;
       const RoundKey key(step, layer);
-      if (!encoded.ok()) {
+      if (!message.ok()) {
         job.completed.erase(key);
-        AbortRoundLocked(job, step, layer, absl::StatusCode::kAborted,
-                         absl::StrCat(RoundName(step, layer, job.layers[layer].name()),
-                                      " rejected: ", encoded.status().message()),
-                         &deliveries);
+        AbortRoundLocked(
+            job, step, layer,
+            absl::Status(message.status().code(),
+                         absl::StrCat(RoundName(step, layer,
+                                                job.layers[layer].name()),
+                                      " rejected: ",
+                                      message.status().message())),
+            &deliveries);
         if (metrics_) metrics_->RoundFinished(RoundOutcome::kRejected, 0.0);
       } else {
         Job::Completed& done = job.completed[key];
-        done.message = message;
-        done.bytes = static_cast<int64_t>(message->ByteSizeLong());
+        done.message = *message;
+        done.bytes = static_cast<int64_t>((*message)->ByteSizeLong());
         bytes_held_ += done.bytes;
+        const v1::SparsePayload& payload = (*message)->merged_layer().payload();
         for (const Job::Member& member : job.members) {
           // A rank that already applied this step (it got the update from a
           // previous incarnation of this shard) must not get it twice.
           if (member.sink == nullptr || member.applied_step >= step) continue;
-          deliveries.push_back({member.sink, message});
+          deliveries.push_back({member.sink, *message});
           if (metrics_) {
-            metrics_->AddDownlink(encoded->WireBytes(),
-                                  static_cast<int64_t>(4 * numel));
+            metrics_->AddDownlink(PayloadWireBytes(payload),
+                                  static_cast<int64_t>(4 * payload.numel()));
           }
         }
         if (metrics_) {
@@ -533,8 +617,7 @@ void JobRegistry::FinishRound(const std::string& job_id, int64_t step,
 }
 
 void JobRegistry::AbortRoundLocked(Job& job, int64_t step, uint32_t layer,
-                                   absl::StatusCode code,
-                                   const std::string& reason,
+                                   const absl::Status& reason,
                                    std::vector<Delivery>* deliveries) {
   const RoundKey key(step, layer);
   auto round = job.rounds.find(key);
@@ -544,8 +627,9 @@ void JobRegistry::AbortRoundLocked(Job& job, int64_t step, uint32_t layer,
     job.rounds.erase(round);
   }
   job.aborted[key] = reason;
-  ENTROGRAD_LOG(kWarning, "job \"", job.id, "\": ", reason);
-  auto message = MakeRoundError(step, layer, code, reason);
+  ENTROGRAD_LOG(kWarning, "job \"", job.id, "\": ", reason.message());
+  auto message = MakeRoundError(step, layer, reason.code(),
+                                std::string(reason.message()));
   for (const Job::Member& member : job.members) {
     if (member.sink != nullptr) deliveries->push_back({member.sink, message});
   }
@@ -579,9 +663,11 @@ void JobRegistry::ReleaseAppliedLocked(Job& job) {
 
 void JobRegistry::Leave(const MemberId& member, const StreamSink* sink) {
   absl::MutexLock lock(&mutex_);
-  auto it = jobs_.find(member.job_id);
-  if (it == jobs_.end()) return;
-  Job::Member& self = it->second->members[member.rank];
+  // A stale id (its job ended and may have been created again) has nothing
+  // left to leave.
+  Job* job = FindJobOfLocked(member);
+  if (job == nullptr) return;
+  Job::Member& self = job->members[member.rank];
   if (self.sink.get() == sink) {
     self.sink = nullptr;
     ENTROGRAD_LOG(kInfo, "job \"", member.job_id, "\" rank ", member.rank,
@@ -628,8 +714,8 @@ int JobRegistry::AbortExpiredRounds(absl::Time now) {
             absl::ToDoubleSeconds(options_.round_timeout),
             " s (the round timeout): no contribution from rank(s) ",
             absl::StrJoin(missing, ", "));
-        AbortRoundLocked(*job, key.first, key.second, absl::StatusCode::kAborted,
-                         reason, &deliveries);
+        AbortRoundLocked(*job, key.first, key.second,
+                         absl::AbortedError(reason), &deliveries);
         if (metrics_) metrics_->RoundFinished(RoundOutcome::kAborted, waited);
         ++aborted;
       }
@@ -656,8 +742,7 @@ void JobRegistry::AbortAllRounds(absl::string_view reason) {
       for (const auto& [key, round] : job->rounds) keys.push_back(key);
       for (const RoundKey& key : keys) {
         AbortRoundLocked(*job, key.first, key.second,
-                         absl::StatusCode::kAborted, std::string(reason),
-                         &deliveries);
+                         absl::AbortedError(reason), &deliveries);
         if (metrics_) metrics_->RoundFinished(RoundOutcome::kAborted, 0.0);
       }
     }

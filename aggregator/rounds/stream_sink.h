@@ -15,8 +15,10 @@ class StreamSink {
  public:
   virtual ~StreamSink() = default;
   // Queues `message` for the worker. Never blocks on the network; messages
-  // arrive in the order queued. Called without registry locks held. A sink
-  // whose stream has ended drops the message.
+  // arrive in the order queued. A sink whose stream has ended drops the
+  // message. Called without registry locks held, except for the JoinAck,
+  // which JobRegistry::Join queues under its lock so that it comes first: so
+  // Send must never call back into the registry.
   virtual void Send(std::shared_ptr<const v1::AggregatorMessage> message) = 0;
   // Ends the stream with `status` once queued messages are written (e.g. the
   // rank was replaced by a newer incarnation).

@@ -1,5 +1,6 @@
 #include "aggregator/server/token_store.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -10,6 +11,23 @@
 #include "absl/strings/strip.h"
 
 namespace entrograd::aggregator {
+
+namespace {
+
+// Whether `a` equals `b`, in time that depends only on their lengths: no
+// exit at the first differing byte.
+bool ConstantTimeEquals(absl::string_view a, absl::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const char x = i < a.size() ? a[i] : 0;
+    const char y = i < b.size() ? b[i] : 0;
+    diff |= static_cast<unsigned char>(x ^ y);
+  }
+  return diff == 0;
+}
+
+}  // namespace
 
 absl::StatusOr<TokenStore> TokenStore::LoadFile(const std::string& path) {
   std::ifstream file(path);
@@ -38,13 +56,15 @@ absl::StatusOr<TokenStore> TokenStore::Parse(absl::string_view text,
           ": expected \"JOB_ID TOKEN\" (or \"* TOKEN\"), got ", fields.size(),
           " fields"));
     }
-    const std::string token(fields[1]);
-    if (!store.job_by_token_.emplace(token, std::string(fields[0])).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          source, ":", line_number, ": this token is already used above"));
+    for (const Grant& grant : store.grants_) {
+      if (grant.token == fields[1]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            source, ":", line_number, ": this token is already used above"));
+      }
     }
+    store.grants_.push_back({std::string(fields[1]), std::string(fields[0])});
   }
-  if (store.job_by_token_.empty()) {
+  if (store.grants_.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": no tokens (every stream would be refused)"));
   }
@@ -58,16 +78,24 @@ absl::StatusOr<std::optional<std::string>> TokenStore::Authorize(
         "missing \"authorization: Bearer <token>\" metadata");
   }
   absl::string_view token = *authorization;
-  if (!absl::ConsumePrefix(&token, "Bearer ")) {
+  constexpr absl::string_view kScheme = "bearer ";
+  if (token.size() <= kScheme.size() ||
+      !absl::EqualsIgnoreCase(token.substr(0, kScheme.size()), kScheme)) {
     return absl::UnauthenticatedError(
         "the authorization metadata is not \"Bearer <token>\"");
   }
-  auto it = job_by_token_.find(std::string(token));
-  if (it == job_by_token_.end()) {
+  token.remove_prefix(kScheme.size());
+  // Every grant is compared, also after a match, so the time taken does not
+  // tell which token (or whether any) matched.
+  const Grant* match = nullptr;
+  for (const Grant& grant : grants_) {
+    if (ConstantTimeEquals(token, grant.token)) match = &grant;
+  }
+  if (match == nullptr) {
     return absl::UnauthenticatedError("unknown bearer token");
   }
-  if (it->second == "*") return std::optional<std::string>();
-  return std::optional<std::string>(it->second);
+  if (match->job == "*") return std::optional<std::string>();
+  return std::optional<std::string>(match->job);
 }
 
 }  // namespace entrograd::aggregator

@@ -9,9 +9,9 @@
 #ifndef ENTROGRAD_AGGREGATOR_SERVER_TOKEN_STORE_H_
 #define ENTROGRAD_AGGREGATOR_SERVER_TOKEN_STORE_H_
 
-#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -28,14 +28,21 @@ class TokenStore {
   static absl::StatusOr<TokenStore> Parse(absl::string_view text,
                                           absl::string_view source);
 
-  // `authorization` is the "authorization" metadata value, "Bearer TOKEN".
-  // Returns the job the token grants, or std::nullopt for a shared token.
+  // `authorization` is the "authorization" metadata value, "Bearer TOKEN"
+  // (the scheme in any case, RFC 7235). Returns the job the token grants, or
+  // std::nullopt for a shared token. The token is compared with every
+  // configured token in time independent of where they differ, so response
+  // times do not reveal a token's prefix.
   // Errors: UNAUTHENTICATED when missing, malformed or unknown.
   absl::StatusOr<std::optional<std::string>> Authorize(
       std::optional<absl::string_view> authorization) const;
 
  private:
-  std::map<std::string, std::string> job_by_token_;  // "*" = every job
+  struct Grant {
+    std::string token;
+    std::string job;  // "*" = every job
+  };
+  std::vector<Grant> grants_;
 };
 
 }  // namespace entrograd::aggregator

@@ -1,6 +1,7 @@
 #include "aggregator/service/exchange_reactor.h"
 
 #include "absl/strings/str_cat.h"
+#include "aggregator/rounds/log_text.h"
 #include "aggregator/service/reactor_sink.h"
 #include "common/log.h"
 #include "transport/grpc_status.h"
@@ -70,18 +71,18 @@ bool ExchangeReactor::HandleJoin(const v1::Join& join) {
         "a second Join on the same stream; open a new stream instead"));
     return false;
   }
-  absl::StatusOr<v1::JoinAck> ack =
+  // On success the registry has already queued the JoinAck on sink_, ahead
+  // of anything a round of the job can send.
+  absl::StatusOr<MemberId> member =
       registry_->Join(join, authorized_job_, sink_);
-  if (!ack.ok()) {
-    ENTROGRAD_LOG(kInfo, "Join of job \"", join.job_id(), "\" rank ",
-                  join.rank(), " refused: ", ack.status().ToString());
-    sink_->Close(ack.status());
+  if (!member.ok()) {
+    // The job id is untrusted until the registry accepted it.
+    ENTROGRAD_LOG(kInfo, "Join of job \"", LogText(join.job_id()), "\" rank ",
+                  join.rank(), " refused: ", member.status().ToString());
+    sink_->Close(member.status());
     return false;
   }
-  member_ = MemberId{join.job_id(), join.rank(), join.incarnation()};
-  auto message = std::make_shared<v1::AggregatorMessage>();
-  *message->mutable_join_ack() = *ack;
-  sink_->Send(std::move(message));
+  member_ = *std::move(member);
   return true;
 }
 
