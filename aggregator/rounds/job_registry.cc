@@ -66,8 +66,9 @@ absl::Status ValidateUpdateSteps(const v1::LayerUpdate& update) {
     return absl::InvalidArgumentError(absl::StrCat(
         "layer_update.applied_step ", update.applied_step(), " is below -1"));
   }
-  // A rank applies a step only after its merge, so it never contributes to
-  // a step it already applied.
+  // A rank stamps applied_step when it first sends a contribution (a resend
+  // carries it unchanged) and applies a step only after its merge, so the
+  // stamp is always below the step.
   if (update.applied_step() >= update.step()) {
     return absl::InvalidArgumentError(
         absl::StrCat("layer_update.applied_step ", update.applied_step(),
@@ -95,10 +96,10 @@ absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> MergeRound(
   uint64_t numel = 0;
   for (const std::optional<DecodedPayload>& payload : by_rank) {
     numel = payload->numel;
-    contributions.push_back(payload->dense
-                                ? RankContribution::Dense(payload->values)
-                                : RankContribution::Sparse(payload->indices,
-                                                           payload->values));
+    contributions.push_back(
+        payload->dense
+            ? RankContribution::Dense(payload->values)
+            : RankContribution::Sparse(payload->indices, payload->values));
   }
   // One merger per thread: its scratch (numel-sized) is reused across rounds.
   thread_local SparseMerger merger;
@@ -190,9 +191,9 @@ JobRegistry::~JobRegistry() = default;
 
 absl::Status JobRegistry::ValidateJoinShape(const v1::Join& join) const {
   if (!IsValidJobId(join.job_id())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "join.job_id \"", LogText(join.job_id()),
-        "\" is invalid; expected 1 to 128 of [A-Za-z0-9._-]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("join.job_id \"", LogText(join.job_id()),
+                     "\" is invalid; expected 1 to 128 of [A-Za-z0-9._-]"));
   }
   if (join.world_size() < 1 || join.world_size() > options_.max_world_size) {
     return absl::InvalidArgumentError(
@@ -200,9 +201,9 @@ absl::Status JobRegistry::ValidateJoinShape(const v1::Join& join) const {
                      " is out of range [1, ", options_.max_world_size, "]"));
   }
   if (join.rank() >= join.world_size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("join.rank = ", join.rank(), " is not below world_size ",
-                     join.world_size()));
+    return absl::InvalidArgumentError(absl::StrCat("join.rank = ", join.rank(),
+                                                   " is not below world_size ",
+                                                   join.world_size()));
   }
   if (join.applied_step() < -1 || join.applied_step() >= kMaxStep) {
     return absl::InvalidArgumentError(
@@ -217,10 +218,9 @@ absl::Status JobRegistry::ValidateJoinShape(const v1::Join& join) const {
   for (int l = 0; l < join.layers_size(); ++l) {
     const uint64_t numel = join.layers(l).numel();
     if (numel < 1 || numel > kMaxPayloadNumel) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("join.layers[", l, "] (\"", join.layers(l).name(),
-                       "\") has numel ", numel, "; expected 1 to ",
-                       kMaxPayloadNumel));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "join.layers[", l, "] (\"", join.layers(l).name(), "\") has numel ",
+          numel, "; expected 1 to ", kMaxPayloadNumel));
     }
   }
   return absl::OkStatus();
@@ -228,13 +228,11 @@ absl::Status JobRegistry::ValidateJoinShape(const v1::Join& join) const {
 
 absl::Status JobRegistry::CompareWithJob(const Job& job,
                                          const v1::Join& join) const {
-  const std::string prefix =
-      absl::StrCat("rank ", join.rank(), " does not match job \"", job.id,
-                   "\": ");
+  const std::string prefix = absl::StrCat(
+      "rank ", join.rank(), " does not match job \"", job.id, "\": ");
   if (join.world_size() != job.world_size) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(prefix, "world_size ", join.world_size(), " vs ",
-                     job.world_size));
+    return absl::FailedPreconditionError(absl::StrCat(
+        prefix, "world_size ", join.world_size(), " vs ", job.world_size));
   }
   if (static_cast<size_t>(join.layers_size()) != job.layers.size()) {
     return absl::FailedPreconditionError(
@@ -251,11 +249,11 @@ absl::Status JobRegistry::CompareWithJob(const Job& job,
     }
   }
   if (join.initial_params_hash() != job.params_hash) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        prefix, "initial parameter hash ",
-        absl::Hex(join.initial_params_hash(), absl::kZeroPad16), " vs ",
-        absl::Hex(job.params_hash, absl::kZeroPad16),
-        " (replicas did not start from the same weights)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(prefix, "initial parameter hash ",
+                     absl::Hex(join.initial_params_hash(), absl::kZeroPad16),
+                     " vs ", absl::Hex(job.params_hash, absl::kZeroPad16),
+                     " (replicas did not start from the same weights)"));
   }
   return absl::OkStatus();
 }
@@ -284,6 +282,17 @@ JobRegistry::Job& JobRegistry::CreateJobLocked(const v1::Join& join) {
   return *jobs_.emplace(join.job_id(), std::move(job)).first->second;
 }
 
+std::shared_ptr<const v1::AggregatorMessage> JobRegistry::JoinAckFor(
+    const Job& job) const {
+  auto message = std::make_shared<v1::AggregatorMessage>();
+  v1::JoinAck* ack = message->mutable_join_ack();
+  ack->set_merged_step(job.MinAppliedStep());
+  ack->set_shard_name(options_.shard_name);
+  ack->set_max_message_bytes(options_.max_message_bytes);
+  ack->set_max_steps_ahead(options_.max_steps_ahead);
+  return message;
+}
+
 absl::StatusOr<MemberId> JobRegistry::Join(
     const v1::Join& join, const std::optional<std::string>& authorized_job,
     std::shared_ptr<StreamSink> sink) {
@@ -293,9 +302,8 @@ absl::StatusOr<MemberId> JobRegistry::Join(
   }
   if (authorized_job.has_value() && *authorized_job != join.job_id()) {
     if (metrics_) metrics_->AddReject(RejectReason::kPermissionDenied);
-    return absl::PermissionDeniedError(
-        absl::StrCat("the bearer token does not grant job \"", join.job_id(),
-                     "\""));
+    return absl::PermissionDeniedError(absl::StrCat(
+        "the bearer token does not grant job \"", join.job_id(), "\""));
   }
   std::shared_ptr<StreamSink> replaced;
   MemberId id;
@@ -340,19 +348,13 @@ absl::StatusOr<MemberId> JobRegistry::Join(
     member.applied_step = std::max(member.applied_step, join.applied_step());
     ReleaseAppliedLocked(job);
     ENTROGRAD_LOG(kInfo, "job \"", job.id, "\" rank ", join.rank(),
-                  " joined (incarnation ", join.incarnation(), ", applied step ",
-                  join.applied_step(), replaced != nullptr ? ", replacing a stream" : "",
-                  ")");
-    auto ack_message = std::make_shared<v1::AggregatorMessage>();
-    v1::JoinAck* ack = ack_message->mutable_join_ack();
-    ack->set_merged_step(job.MinAppliedStep());
-    ack->set_shard_name(options_.shard_name);
-    ack->set_max_message_bytes(options_.max_message_bytes);
-    ack->set_max_steps_ahead(options_.max_steps_ahead);
+                  " joined (incarnation ", join.incarnation(),
+                  ", applied step ", join.applied_step(),
+                  replaced != nullptr ? ", replacing a stream" : "", ")");
     // Queued under the lock: every other message for this sink is chosen
     // under the lock after this point and sent after it, so the ack is
     // always the stream's first message.
-    sink->Send(std::move(ack_message));
+    sink->Send(JoinAckFor(job));
     id = MemberId{job.id, join.rank(), join.incarnation(), job.generation};
     UpdateGaugesLocked();
   }
@@ -402,17 +404,18 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
     numel = job.layers[update.layer_index()].numel();
     if (update.payload().numel() != numel) {
       if (metrics_) metrics_->AddReject(RejectReason::kNumelMismatch);
-      return absl::FailedPreconditionError(absl::StrCat(
-          "layer_update.payload.numel ", update.payload().numel(),
-          " does not match layer ", update.layer_index(), " (\"", layer_name,
-          "\") of ", numel, " elements"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("layer_update.payload.numel ", update.payload().numel(),
+                       " does not match layer ", update.layer_index(), " (\"",
+                       layer_name, "\") of ", numel, " elements"));
     }
     auto done = job.completed.find(key);
     if (done != job.completed.end()) {
       // A resend after a reconnect: answer with the merged update again.
       ++duplicates_;
       if (metrics_) metrics_->AddDuplicate();
-      if (done->second.message != nullptr && self.applied_step < update.step()) {
+      if (done->second.message != nullptr &&
+          self.applied_step < update.step()) {
         deliveries.push_back({self.sink, done->second.message});
         if (metrics_) {
           const v1::SparsePayload& payload =
@@ -430,8 +433,8 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
           "layer_update.step ", update.step(),
           " is already merged and applied by every rank (up to step ",
           job.MinAppliedStep(), ")"));
-    } else if (const int64_t limit = job.MinJoinedAppliedStep() + 1 +
-                                     options_.max_steps_ahead;
+    } else if (const int64_t limit =
+                   job.MinJoinedAppliedStep() + 1 + options_.max_steps_ahead;
                update.step() > limit) {
       if (metrics_) metrics_->AddReject(RejectReason::kTooFarAhead);
       return absl::OutOfRangeError(absl::StrCat(
@@ -457,9 +460,10 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
       DecodePayload(PayloadViewOfProto(update.payload()));
   if (!decoded.ok() && !IsNonFiniteError(decoded.status())) {
     if (metrics_) metrics_->AddReject(RejectReason::kBadPayload);
-    return absl::InvalidArgumentError(absl::StrCat(
-        "layer_update for ", RoundName(update.step(), update.layer_index(), layer_name),
-        ": ", decoded.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("layer_update for ",
+                     RoundName(update.step(), update.layer_index(), layer_name),
+                     ": ", decoded.status().message()));
   }
 
   std::unique_ptr<Round> complete;
@@ -490,10 +494,11 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
                        &deliveries);
       // The sender learns it from the returned status instead.
       const StreamSink* sender = job.members[member.rank].sink.get();
-      deliveries.erase(
-          std::remove_if(deliveries.begin(), deliveries.end(),
-                         [sender](const Delivery& d) { return d.sink.get() == sender; }),
-          deliveries.end());
+      deliveries.erase(std::remove_if(deliveries.begin(), deliveries.end(),
+                                      [sender](const Delivery& d) {
+                                        return d.sink.get() == sender;
+                                      }),
+                       deliveries.end());
       if (metrics_) metrics_->RoundFinished(RoundOutcome::kRejected, 0.0);
       UpdateGaugesLocked();
     }
@@ -520,8 +525,8 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
     if (bytes_held_ + bytes > options_.memory_quota_bytes) {
       if (metrics_) metrics_->AddReject(RejectReason::kQuota);
       return absl::ResourceExhaustedError(absl::StrCat(
-          "memory quota reached: ", bytes_held_, " bytes held + ", bytes,
-          " > ", options_.memory_quota_bytes, "; retry later"));
+          "memory quota reached: ", bytes_held_, " bytes held + ", bytes, " > ",
+          options_.memory_quota_bytes, "; retry later"));
     }
     std::unique_ptr<Round>& round = job.rounds[key];
     if (round == nullptr) {
@@ -541,9 +546,10 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
     round->bytes += bytes;
     bytes_held_ += bytes;
     if (metrics_) {
-      metrics_->AddUplink(static_cast<int64_t>(update.payload().index_bytes().size() +
-                                               update.payload().value_bytes().size()),
-                          static_cast<int64_t>(4 * numel));
+      metrics_->AddUplink(
+          static_cast<int64_t>(update.payload().index_bytes().size() +
+                               update.payload().value_bytes().size()),
+          static_cast<int64_t>(4 * numel));
     }
     if (round->contributed == static_cast<int>(job.world_size)) {
       complete = std::move(round);
@@ -579,11 +585,10 @@ void JobRegistry::FinishRound(const std::string& job_id, int64_t step,
         job.completed.erase(key);
         AbortRoundLocked(
             job, step, layer,
-            absl::Status(message.status().code(),
-                         absl::StrCat(RoundName(step, layer,
-                                                job.layers[layer].name()),
-                                      " rejected: ",
-                                      message.status().message())),
+            absl::Status(
+                message.status().code(),
+                absl::StrCat(RoundName(step, layer, job.layers[layer].name()),
+                             " rejected: ", message.status().message())),
             &deliveries);
         if (metrics_) metrics_->RoundFinished(RoundOutcome::kRejected, 0.0);
       } else {
@@ -628,8 +633,8 @@ void JobRegistry::AbortRoundLocked(Job& job, int64_t step, uint32_t layer,
   }
   job.aborted[key] = reason;
   ENTROGRAD_LOG(kWarning, "job \"", job.id, "\": ", reason.message());
-  auto message = MakeRoundError(step, layer, reason.code(),
-                                std::string(reason.message()));
+  auto message =
+      MakeRoundError(step, layer, reason.code(), std::string(reason.message()));
   for (const Job::Member& member : job.members) {
     if (member.sink != nullptr) deliveries->push_back({member.sink, message});
   }

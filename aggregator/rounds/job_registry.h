@@ -100,9 +100,9 @@ class JobRegistry {
   // RESOURCE_EXHAUSTED (job limit); UNAVAILABLE (draining).
   // A newer incarnation replaces the live stream of the rank, which is
   // closed with ABORTED.
-  absl::StatusOr<MemberId> Join(const v1::Join& join,
-                                   const std::optional<std::string>& authorized_job,
-                                   std::shared_ptr<StreamSink> sink);
+  absl::StatusOr<MemberId> Join(
+      const v1::Join& join, const std::optional<std::string>& authorized_job,
+      std::shared_ptr<StreamSink> sink);
 
   // One LayerUpdate from a joined member. OK when accepted or dropped as a
   // duplicate. Errors refuse this update only and change nothing:
@@ -148,6 +148,9 @@ class JobRegistry {
   // The job `member` joined, or null when that job ended (its generation is
   // gone) or the id does not fit it.
   Job* FindJobOfLocked(const MemberId& member)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The JoinAck for a member of `job`, as it stands now.
+  std::shared_ptr<const v1::AggregatorMessage> JoinAckFor(const Job& job) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Creates the job `join` declares (the caller checked the job limit).
   Job& CreateJobLocked(const v1::Join& join)

@@ -51,10 +51,10 @@ absl::StatusOr<TokenStore> TokenStore::Parse(absl::string_view text,
     std::vector<absl::string_view> fields =
         absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
     if (fields.size() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          source, ":", line_number,
-          ": expected \"JOB_ID TOKEN\" (or \"* TOKEN\"), got ", fields.size(),
-          " fields"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ":", line_number,
+                       ": expected \"JOB_ID TOKEN\" (or \"* TOKEN\"), got ",
+                       fields.size(), " fields"));
     }
     for (const Grant& grant : store.grants_) {
       if (grant.token == fields[1]) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <random>
 
+#include "absl/strings/str_split.h"
 #include "service_fixture.h"
 #include "support/status_matchers.h"
 #include "transport/payload_proto.h"
@@ -130,6 +131,36 @@ INSTANTIATE_TEST_SUITE_P(
         UpdateCase{"negative_step",
                    [] { return RawUpdate(-3, kNumel, 3, {1, 2, 3}, kThree); },
                    absl::StatusCode::kInvalidArgument, "negative"},
+        UpdateCase{"step_beyond_the_largest",
+                   [] {
+                     auto update = RawUpdate(INT64_MAX, kNumel, 3, {1, 2, 3}, kThree);
+                     update.set_applied_step(INT64_MAX - 1);
+                     return update;
+                   },
+                   absl::StatusCode::kInvalidArgument, "above the largest step"},
+        UpdateCase{"applied_step_below_minus_one",
+                   [] {
+                     auto update = RawUpdate(1, kNumel, 3, {1, 2, 3}, kThree);
+                     update.set_applied_step(-2);
+                     return update;
+                   },
+                   absl::StatusCode::kInvalidArgument, "applied_step -2 is below -1"},
+        UpdateCase{"applied_step_of_the_same_step",
+                   [] {
+                     auto update = RawUpdate(1, kNumel, 3, {1, 2, 3}, kThree);
+                     update.set_applied_step(1);
+                     return update;
+                   },
+                   absl::StatusCode::kInvalidArgument,
+                   "applied_step 1 is not below layer_update.step 1"},
+        UpdateCase{"applied_step_huge",
+                   [] {
+                     auto update = RawUpdate(1, kNumel, 3, {1, 2, 3}, kThree);
+                     update.set_applied_step(INT64_MAX);
+                     return update;
+                   },
+                   absl::StatusCode::kInvalidArgument,
+                   "applied_step 9223372036854775807"},
         UpdateCase{"truncated_payload",
                    [] {
                      auto update = RawUpdate(1, kNumel, 3, {1, 2, 3}, kThree);
@@ -169,8 +200,9 @@ TEST_F(AggregatorServiceTest, StepBehindWhatEveryRankAppliedIsRefused) {
     ASSERT_TRUE(rank0->Read().ok());
     ASSERT_TRUE(rank1->Read().ok());
   }
-  // Both reported applied step 0 with their step-1 updates.
-  rank1->SendUpdate(GoodUpdate(0, update, 1));
+  // Both reported applied step 0 with their step-1 updates; a resend of
+  // step 0 (carrying no newer applied step) finds it released.
+  rank1->SendUpdate(GoodUpdate(0, update));
   auto answer = rank1->Read();
   ASSERT_TRUE(answer.ok() && answer->has_round_error()) << answer.status();
   EXPECT_EQ(answer->round_error().code(),
@@ -218,6 +250,10 @@ INSTANTIATE_TEST_SUITE_P(
                  absl::StatusCode::kInvalidArgument, "layers"},
         JoinCase{"zero_numel_layer", [] { return JoinWith([](JoinSpec& s) { s.layers = {{"w", 0}}; }); },
                  absl::StatusCode::kInvalidArgument, "numel 0"},
+        JoinCase{"applied_step_below_minus_one", [] { return JoinWith([](JoinSpec& s) { s.applied_step = -2; }); },
+                 absl::StatusCode::kInvalidArgument, "join.applied_step = -2"},
+        JoinCase{"applied_step_huge", [] { return JoinWith([](JoinSpec& s) { s.applied_step = INT64_MAX; }); },
+                 absl::StatusCode::kInvalidArgument, "join.applied_step = 9223372036854775807"},
         JoinCase{"world_size_differs", [] { return JoinWith([](JoinSpec& s) { s.world_size = 3; }); },
                  absl::StatusCode::kFailedPrecondition, "world_size 3 vs 2"},
         JoinCase{"layer_table_differs", [] { return JoinWith([](JoinSpec& s) { s.layers = {{"w", kNumel + 1}}; }); },
@@ -229,6 +265,32 @@ INSTANTIATE_TEST_SUITE_P(
         JoinCase{"older_incarnation", [] { return JoinWith([](JoinSpec& s) { s.rank = 0; s.incarnation = 0; }); },
                  absl::StatusCode::kFailedPrecondition, "older than the live incarnation"}),
     [](const ::testing::TestParamInfo<JoinCase>& info) { return info.param.name; });
+
+// A refused Join is logged; its job id is the worker's, unvalidated: the log
+// line must stay short and free of control characters (no forged lines).
+TEST_F(AggregatorServiceTest, RefusedJoinLogsAHostileJobIdBoundedAndEscaped) {
+  StartServer();
+  std::string hostile;
+  for (int i = 0; i < 10240; ++i) {
+    hostile.push_back(i % 64 == 5 ? '\n' : static_cast<char>(1 + i % 31));
+  }
+  ::testing::internal::CaptureStderr();
+  TestWorker worker(Channel());
+  const absl::Status refused =
+      worker.Join(JoinWith([&](JoinSpec& s) { s.job_id = hostile; })).status();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(refused, StatusIs(absl::StatusCode::kInvalidArgument, "job_id"));
+  EXPECT_THAT(log, ::testing::HasSubstr("refused"));
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    EXPECT_LE(line.size(), 1000u) << line.substr(0, 200);
+    for (const char c : line) {
+      ASSERT_TRUE(c >= 0x20 && c < 0x7f)
+          << "control byte " << static_cast<int>(c) << " in: "
+          << line.substr(0, 200);
+    }
+  }
+  EXPECT_LE(refused.message().size(), 1000u);
+}
 
 TEST_F(AggregatorServiceTest, UpdateBeforeJoinEndsTheStream) {
   StartServer();

@@ -171,7 +171,9 @@ TEST_F(AggregatorServiceTest, MemoryQuotaRefusesWithoutPartialState) {
 
 // The resend protocol of aggregator.proto, against a shard that is killed
 // and restarted on the same port. Each rank keeps its last two contributions
-// per layer and resends them after reconnecting.
+// per layer and resends them after reconnecting, as they were first sent
+// (client_lib's ShardStream): their applied_step is the one stamped then,
+// always below their step; the Join carries the newer applied step.
 class RestartTest : public AggregatorServiceTest {
  protected:
   static constexpr int kWorld = 3;
@@ -226,7 +228,7 @@ TEST_F(RestartTest, KilledBetweenRoundsThenResendsCompleteTheNextRoundOnce) {
     workers.push_back(Joined(Spec(rank, "restart", kWorld, /*applied=*/0)));
   }
   for (int rank = 0; rank < kWorld; ++rank) {
-    workers[rank]->SendUpdate(Update(0, rank, 0));  // stale: refused, ignored
+    workers[rank]->SendUpdate(Update(0, rank, -1));  // stale: refused, ignored
     workers[rank]->SendUpdate(Update(1, rank, 0));
   }
   for (auto& worker : workers) {
@@ -258,10 +260,11 @@ TEST_F(RestartTest, KilledMidBroadcastEveryRankAppliesEachUpdateExactlyOnce) {
   for (int rank = 0; rank < kWorld; ++rank) {
     workers.push_back(Joined(Spec(rank, "mid", kWorld, applied[rank])));
   }
-  // Each resends its last two contributions: steps 0 and 1.
+  // Each resends its last two contributions: steps 0 and 1. Rank 0 applied
+  // step 1 and still resends it: the other ranks need it to rebuild step 1.
   for (int rank = 0; rank < kWorld; ++rank) {
-    workers[rank]->SendUpdate(Update(0, rank, applied[rank]));
-    workers[rank]->SendUpdate(Update(1, rank, applied[rank]));
+    workers[rank]->SendUpdate(Update(0, rank, -1));
+    workers[rank]->SendUpdate(Update(1, rank, 0));
   }
   // Ranks 1 and 2 get step 1 exactly once; rank 0, which applied it, gets
   // nothing but its stale-step refusal.
