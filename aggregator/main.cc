@@ -2,6 +2,7 @@
 // drain it and exit 0.
 #include <csignal>
 #include <iostream>
+#include <string>
 
 #include "aggregator/config/aggregator_flags.h"
 #include "aggregator/server/aggregator_server.h"
@@ -15,6 +16,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   entrograd::SetLogLevel(*entrograd::ParseLogLevel(config->log_level));
+  // Straight to stderr, not through the logger: --log_level=error must not
+  // hide that the port is unencrypted.
+  if (const std::string warning =
+          entrograd::aggregator::PlaintextWarning(*config);
+      !warning.empty()) {
+    std::cerr << "entrograd-aggregator: " << warning << std::endl;
+  }
   // Block the stop signals before any thread starts, so only the waiter
   // below receives them.
   sigset_t stop_signals;
@@ -29,11 +37,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::cout << "entrograd-aggregator: serving on port " << (*server)->port()
-            << ", metrics on port " << (*server)->metrics_port() << std::endl;
+            << ", metrics on port " << (*server)->metrics_port();
+  if ((*server)->health_port() != 0) {
+    std::cout << ", health on port " << (*server)->health_port();
+  }
+  std::cout << std::endl;
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
-  std::cout << "entrograd-aggregator: signal " << signal_number
-            << ", draining" << std::endl;
+  std::cout << "entrograd-aggregator: signal " << signal_number << ", draining"
+            << std::endl;
   (*server)->Drain();
   (*server)->Wait();
   std::cout << "entrograd-aggregator: stopped" << std::endl;

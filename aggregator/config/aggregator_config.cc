@@ -51,17 +51,25 @@ absl::Status ValidateConfig(const AggregatorConfig& config) {
       !s.ok()) {
     return s;
   }
+  if (absl::Status s = CheckAddress("health_listen", config.health_listen,
+                                    /*allow_empty=*/true);
+      !s.ok()) {
+    return s;
+  }
   const RegistryOptions& registry = config.registry;
   if (registry.round_timeout <= absl::ZeroDuration()) {
-    return BadFlag("round_timeout", absl::FormatDuration(registry.round_timeout),
+    return BadFlag("round_timeout",
+                   absl::FormatDuration(registry.round_timeout),
                    "expected a positive duration such as 60s");
   }
   if (registry.memory_quota_bytes < 1024) {
-    return BadFlag("memory_quota_bytes", absl::StrCat(registry.memory_quota_bytes),
+    return BadFlag("memory_quota_bytes",
+                   absl::StrCat(registry.memory_quota_bytes),
                    "expected at least 1024 bytes");
   }
   if (registry.max_jobs < 1) {
-    return BadFlag("max_jobs", absl::StrCat(registry.max_jobs), "expected >= 1");
+    return BadFlag("max_jobs", absl::StrCat(registry.max_jobs),
+                   "expected >= 1");
   }
   if (registry.max_world_size < 1 || registry.max_world_size > 1000000) {
     return BadFlag("max_world_size", absl::StrCat(registry.max_world_size),
@@ -73,7 +81,8 @@ absl::Status ValidateConfig(const AggregatorConfig& config) {
                    "expected 1024 to 2147483647");
   }
   if (config.keepalive_time < absl::Seconds(1)) {
-    return BadFlag("keepalive_time", absl::FormatDuration(config.keepalive_time),
+    return BadFlag("keepalive_time",
+                   absl::FormatDuration(config.keepalive_time),
                    "expected at least 1s");
   }
   if (config.keepalive_timeout <= absl::ZeroDuration()) {
@@ -96,7 +105,8 @@ absl::Status ValidateConfig(const AggregatorConfig& config) {
                    "mTLS needs --tls_cert and --tls_key too");
   }
   for (const auto& [flag, path] :
-       {std::pair<absl::string_view, const std::string&>{"tls_cert", config.tls_cert_file},
+       {std::pair<absl::string_view, const std::string&>{"tls_cert",
+                                                         config.tls_cert_file},
         {"tls_key", config.tls_key_file},
         {"tls_client_ca", config.tls_client_ca_file},
         {"token_file", config.token_file}}) {
@@ -107,6 +117,19 @@ absl::Status ValidateConfig(const AggregatorConfig& config) {
                    "expected debug, info, warning or error");
   }
   return absl::OkStatus();
+}
+
+std::string PlaintextWarning(const AggregatorConfig& config) {
+  if (!config.tls_cert_file.empty()) return "";
+  if (!config.token_file.empty()) {
+    return "WARNING: bearer tokens (--token_file) are checked on a plaintext "
+           "gRPC port (no --tls_cert): every token crosses the network "
+           "readable, and whoever reads one can join its job; give --tls_cert "
+           "and --tls_key";
+  }
+  return "WARNING: serving gRPC in plaintext (no --tls_cert): gradients and "
+         "merged updates cross the network readable and alterable; give "
+         "--tls_cert and --tls_key unless the network is trusted";
 }
 
 }  // namespace entrograd::aggregator

@@ -17,6 +17,11 @@ struct AggregatorConfig {
   std::string listen = "0.0.0.0:50051";
   // /metrics address, host:port; empty disables. Flag --metrics_listen.
   std::string metrics_listen = "0.0.0.0:9464";
+  // A second gRPC address, host:port, serving only grpc.health.v1 and always
+  // in plaintext; empty disables. For the kubelet's native gRPC probe, which
+  // cannot speak TLS to the main port. Health carries no data and needs no
+  // token, so plaintext exposes nothing. Flag --health_listen.
+  std::string health_listen;
   // Rounds, quota, limits (flags --round_timeout, --memory_quota_bytes,
   // --max_jobs, --max_world_size, --max_steps_ahead).
   RegistryOptions registry;
@@ -47,6 +52,14 @@ struct AggregatorConfig {
 // OK, or INVALID_ARGUMENT naming the flag (e.g. "--round_timeout") and the
 // bad value. Also checks that the TLS and token files are readable.
 absl::Status ValidateConfig(const AggregatorConfig& config);
+
+// One line for stderr at start-up when `config` serves gRPC in plaintext (no
+// TLS certificate), or "" when it serves TLS. With bearer tokens too, the
+// line says that the tokens themselves cross the network readable, which is
+// worse than readable gradients: whoever reads a token can join its job.
+// The binary warns rather than refuses because plaintext is right on a
+// loopback or inside a mesh that already encrypts (e.g. an mTLS sidecar).
+std::string PlaintextWarning(const AggregatorConfig& config);
 
 }  // namespace entrograd::aggregator
 

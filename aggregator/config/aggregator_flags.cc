@@ -10,12 +10,16 @@ ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
           "gRPC address host:port (port 0: any free port)");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "Prometheus /metrics address host:port; empty disables");
+ABSL_FLAG(std::string, health_listen, "",
+          "plaintext address host:port serving only grpc.health.v1 (for "
+          "probes when the main port uses TLS); empty disables");
 ABSL_FLAG(absl::Duration, round_timeout, absl::Seconds(60),
           "abort a round not complete this long after its first contribution");
 ABSL_FLAG(int64_t, memory_quota_bytes, int64_t{4} << 30,
           "bytes of contributions and merged updates held at once");
 ABSL_FLAG(int32_t, max_jobs, 64, "jobs served at once");
-ABSL_FLAG(uint32_t, max_world_size, 4096, "largest world size a Join may declare");
+ABSL_FLAG(uint32_t, max_world_size, 4096,
+          "largest world size a Join may declare");
 ABSL_FLAG(uint32_t, max_steps_ahead, 4,
           "steps a contribution may run ahead of the slowest rank");
 ABSL_FLAG(int64_t, max_message_bytes, int64_t{256} << 20,
@@ -49,6 +53,7 @@ absl::StatusOr<AggregatorConfig> ConfigFromFlags(int argc, char** argv) {
   AggregatorConfig config;
   config.listen = absl::GetFlag(FLAGS_listen);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.health_listen = absl::GetFlag(FLAGS_health_listen);
   config.registry.round_timeout = absl::GetFlag(FLAGS_round_timeout);
   config.registry.memory_quota_bytes = absl::GetFlag(FLAGS_memory_quota_bytes);
   config.registry.max_jobs = absl::GetFlag(FLAGS_max_jobs);

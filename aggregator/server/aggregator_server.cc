@@ -18,7 +18,8 @@ constexpr char kServiceName[] = "entrograd.v1.Aggregator";
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream file(path);
-  if (!file) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path));
+  if (!file)
+    return absl::InvalidArgumentError(absl::StrCat("cannot read ", path));
   std::stringstream text;
   text << file.rdbuf();
   return text.str();
@@ -70,8 +71,8 @@ absl::StatusOr<std::unique_ptr<AggregatorServer>> AggregatorServer::Start(
   }
   RegistryOptions registry_options = config.registry;
   registry_options.max_message_bytes = config.max_message_bytes;
-  server->registry_ = std::make_unique<JobRegistry>(registry_options,
-                                                    server->metrics_.get());
+  server->registry_ =
+      std::make_unique<JobRegistry>(registry_options, server->metrics_.get());
   server->service_ = std::make_unique<AggregatorService>(
       server->registry_.get(),
       server->tokens_.has_value() ? &*server->tokens_ : nullptr,
@@ -81,7 +82,22 @@ absl::StatusOr<std::unique_ptr<AggregatorServer>> AggregatorServer::Start(
       Credentials(config);
   if (!credentials.ok()) return credentials.status();
   grpc::EnableDefaultHealthCheckService(true);
-  if (config.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  if (!config.health_listen.empty()) {
+    // Built before reflection is enabled (a process-wide plugin that every
+    // later builder picks up), so this port serves grpc.health.v1 alone.
+    grpc::ServerBuilder health_builder;
+    health_builder.AddListeningPort(config.health_listen,
+                                    grpc::InsecureServerCredentials(),
+                                    &server->health_port_);
+    server->health_server_ = health_builder.BuildAndStart();
+    if (server->health_server_ == nullptr || server->health_port_ == 0) {
+      return absl::UnavailableError(
+          absl::StrCat("--health_listen=", config.health_listen,
+                       ": cannot bind the health port"));
+    }
+  }
+  if (config.reflection)
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(config.listen, *credentials, &server->port_);
   builder.RegisterService(server->service_.get());
@@ -89,22 +105,20 @@ absl::StatusOr<std::unique_ptr<AggregatorServer>> AggregatorServer::Start(
   builder.SetMaxSendMessageSize(static_cast<int>(config.max_message_bytes));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
                              absl::ToInt64Milliseconds(config.keepalive_time));
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
-                             absl::ToInt64Milliseconds(config.keepalive_timeout));
+  builder.AddChannelArgument(
+      GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+      absl::ToInt64Milliseconds(config.keepalive_timeout));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   // Workers ping at their own keepalive; allow it without a data frame.
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
-                             1000);
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("--listen=", config.listen, ": cannot bind the gRPC port"));
+    return absl::UnavailableError(absl::StrCat("--listen=", config.listen,
+                                               ": cannot bind the gRPC port"));
   }
-  grpc::HealthCheckServiceInterface* health =
-      server->server_->GetHealthCheckService();
-  health->SetServingStatus(true);
-  health->SetServingStatus(kServiceName, true);
+  server->SetServing(true);
   server->reaper_ = std::thread([raw = server.get()] { raw->ReapLoop(); });
   return server;
 }
@@ -112,13 +126,25 @@ absl::StatusOr<std::unique_ptr<AggregatorServer>> AggregatorServer::Start(
 AggregatorServer::~AggregatorServer() {
   // Start may give up before the gRPC server exists (a bad token file, a
   // port in use): then there is nothing to drain.
-  if (server_ == nullptr) return;
+  if (server_ == nullptr) {
+    if (health_server_ != nullptr) health_server_->Shutdown();
+    return;
+  }
   Drain(absl::ZeroDuration());
   Wait();
 }
 
 int AggregatorServer::metrics_port() const {
   return metrics_server_ == nullptr ? 0 : metrics_server_->port();
+}
+
+void AggregatorServer::SetServing(bool serving) {
+  for (grpc::Server* server : {server_.get(), health_server_.get()}) {
+    if (server == nullptr) continue;
+    grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+    health->SetServingStatus(serving);
+    health->SetServingStatus(kServiceName, serving);
+  }
 }
 
 void AggregatorServer::ReapLoop() {
@@ -140,9 +166,7 @@ void AggregatorServer::Drain(std::optional<absl::Duration> timeout) {
   }
   const absl::Duration budget = timeout.value_or(config_.drain_timeout);
   const absl::Time deadline = absl::Now() + budget;
-  grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
-  health->SetServingStatus(false);
-  health->SetServingStatus(kServiceName, false);
+  SetServing(false);
   registry_->StopAcceptingJoins();
   ENTROGRAD_LOG(kInfo, "draining: health NOT_SERVING, ",
                 registry_->RoundsInFlight(), " round(s) in flight get up to ",
@@ -155,10 +179,12 @@ void AggregatorServer::Drain(std::optional<absl::Duration> timeout) {
   if (reaper_.joinable()) reaper_.join();
   // Streams get a moment to flush what is queued, then are cancelled.
   server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
+  if (health_server_ != nullptr) health_server_->Shutdown();
 }
 
 void AggregatorServer::Wait() {
   if (server_ != nullptr) server_->Wait();
+  if (health_server_ != nullptr) health_server_->Wait();
 }
 
 void AggregatorServer::Abandon() {
@@ -171,6 +197,9 @@ void AggregatorServer::Abandon() {
   stop_reaper_.Notify();
   if (reaper_.joinable()) reaper_.join();
   server_->Shutdown(absl::ToChronoTime(absl::Now()));
+  if (health_server_ != nullptr) {
+    health_server_->Shutdown(absl::ToChronoTime(absl::Now()));
+  }
 }
 
 }  // namespace entrograd::aggregator

@@ -1,7 +1,8 @@
 // The aggregator process's server: the Exchange service on the gRPC port
 // (callback API), grpc.health.v1 (SERVING; NOT_SERVING while draining),
-// optional reflection, TLS and bearer tokens, /metrics on its own port, and
-// the round reaper that aborts rounds past their timeout.
+// optional reflection, TLS and bearer tokens, /metrics on its own port, an
+// optional plaintext port with grpc.health.v1 alone, and the round reaper
+// that aborts rounds past their timeout.
 //
 // Thread safety: Start, Drain and Wait may be called from different threads;
 // Drain is idempotent.
@@ -35,6 +36,8 @@ class AggregatorServer {
 
   int port() const { return port_; }
   int metrics_port() const;  // 0 when metrics are off
+  // The plaintext health-only port; 0 when config.health_listen is empty.
+  int health_port() const { return health_port_; }
   JobRegistry& registry() { return *registry_; }
 
   // Graceful stop: health NOT_SERVING, no new Joins, rounds in flight get
@@ -51,6 +54,8 @@ class AggregatorServer {
  private:
   AggregatorServer() = default;
   void ReapLoop();
+  // Both servers' health: "" and the Exchange service.
+  void SetServing(bool serving);
 
   AggregatorConfig config_;
   std::shared_ptr<prometheus::Registry> metrics_registry_;
@@ -61,6 +66,9 @@ class AggregatorServer {
   std::unique_ptr<AggregatorService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  // The plaintext health-only server (config.health_listen); null when off.
+  std::unique_ptr<grpc::Server> health_server_;
+  int health_port_ = 0;
   absl::Notification stop_reaper_;
   std::thread reaper_;
   absl::Mutex drain_mutex_;

@@ -25,6 +25,9 @@ const SCENARIOS = {
   'three shards with the training job': { set: ['aggregator.replicas=3', 'trainingJob.enabled=true'] },
   'every feature with TLS': { values: ['tls-all.yaml'] },
   'every feature with the training job': { values: ['training-all.yaml'] },
+  'the training job with server-only TLS': {
+    set: ['tls.enabled=true', 'tls.secretName=entrograd-tls', 'trainingJob.enabled=true'],
+  },
 };
 const rendered = {};
 for (const [name, options] of Object.entries(SCENARIOS)) {
@@ -185,7 +188,8 @@ test('defaults: two shards, no optional objects, native gRPC probes on grpc.heal
   assert.equal(flagMap(container.args).get('drain_timeout'), '20s');
   assert.equal(container.image, 'entrograd-aggregator:0.1.0');
   assert.equal(container.resources.requests.cpu, '1');
-  for (const flag of ['tls_cert', 'token_file', 'reflection']) assert.ok(!flagMap(container.args).has(flag));
+  for (const flag of ['tls_cert', 'token_file', 'reflection', 'health_listen']) assert.ok(!flagMap(container.args).has(flag));
+  assert.ok(!container.ports.some((p) => p.name === 'health'), 'no health-only port without TLS');
 });
 
 test('one shard: the shard list has one address', () => {
@@ -234,7 +238,7 @@ for (const name of ['three shards with the training job', 'every feature with th
   });
 }
 
-test('every feature with TLS: exec probes over TLS, certificates mounted where the flags point', () => {
+test('every feature with TLS: native gRPC probes on the plaintext health port, certificates mounted where the flags point', () => {
   const objects = rendered['every feature with TLS'];
   const sts = findObject(objects, 'StatefulSet');
   const pod = sts.spec.template.spec;
@@ -246,13 +250,14 @@ test('every feature with TLS: exec probes over TLS, certificates mounted where t
     assert.equal(flags.get(flag), `${tlsMount.mountPath}/${file}`);
   }
   assert.equal(pod.volumes.find((v) => v.name === 'tls').secret.secretName, 'entrograd-tls');
+  // The kubelet's gRPC probe cannot speak TLS: it asks --health_listen, a
+  // plaintext port that serves grpc.health.v1 alone.
+  const healthPort = container.ports.find((p) => p.name === 'health').containerPort;
+  assert.equal(flags.get('health_listen'), `0.0.0.0:${healthPort}`);
+  assert.notEqual(healthPort, container.ports.find((p) => p.name === 'grpc').containerPort);
   for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
-    const command = container[probe].exec.command;
-    assert.equal(container[probe].grpc, undefined, 'the kubelet gRPC probe cannot speak TLS');
-    assert.equal(command[0], '/usr/local/bin/grpc_health_probe');
-    assert.ok(command.includes('-tls'));
-    assert.ok(command.includes(`-service=${HEALTH_SERVICE}`));
-    assert.ok(command.includes(`-tls-client-cert=${tlsMount.mountPath}/tls.crt`), 'mTLS: the probe presents a certificate');
+    assert.deepEqual(container[probe].grpc, { port: healthPort, service: HEALTH_SERVICE }, `${probe} is a native grpc probe`);
+    assert.equal(container[probe].exec, undefined);
   }
   const testPod = findObject(objects, 'Pod');
   for (const c of testPod.spec.containers) {
@@ -267,6 +272,47 @@ test('every feature with TLS: exec probes over TLS, certificates mounted where t
   assert.equal(objects.filter((o) => o.kind === 'Secret').length, 0);
   assert.equal(pod.volumes.find((v) => v.name === 'auth').secret.secretName, 'entrograd-tokens');
   assert.equal(flags.get('token_file'), '/etc/entrograd/auth/tokens');
+});
+
+// The worker's TLS flags point into a read-only mount of the aggregator's
+// Secret that holds exactly the files they name: the private key only with
+// mTLS, when the worker must present the certificate.
+function assertWorkerTls(objects, clientAuth) {
+  const job = findObject(objects, 'Job');
+  const pod = job.spec.template.spec;
+  const worker = pod.containers.find((c) => c.name === 'worker');
+  const flags = flagMap(worker.args);
+  const mount = worker.volumeMounts.find((m) => m.name === 'tls');
+  assert.ok(mount, 'the worker mounts the TLS Secret');
+  assert.equal(mount.readOnly, true);
+  const volume = pod.volumes.find((v) => v.name === 'tls');
+  assert.equal(volume.secret.secretName, 'entrograd-tls', 'the same Secret as the aggregator');
+  const expected = clientAuth
+    ? [['tls_ca', 'ca.crt'], ['tls_cert', 'tls.crt'], ['tls_key', 'tls.key']]
+    : [['tls_ca', 'ca.crt']];
+  for (const [flag, file] of expected) assert.equal(flags.get(flag), `${mount.mountPath}/${file}`);
+  if (!clientAuth) for (const flag of ['tls_cert', 'tls_key']) assert.ok(!flags.has(flag), `no --${flag} without mTLS`);
+  assert.deepEqual(volume.secret.items.map((i) => i.key).sort(), expected.map(([, file]) => file).sort());
+  for (const item of volume.secret.items) assert.equal(item.path, item.key);
+  const known = abslFlags(WORKER_FLAGS);
+  for (const flag of flags.keys()) assert.ok(known.has(flag), `--${flag} is not an entrograd-worker flag`);
+}
+
+test('every feature with TLS: the training Job gets --tls_ca, --tls_cert and --tls_key (mTLS)', () => {
+  assertWorkerTls(rendered['every feature with TLS'], true);
+});
+
+test('the training job with server-only TLS: the workers get --tls_ca only', () => {
+  assertWorkerTls(rendered['the training job with server-only TLS'], false);
+});
+
+test('without TLS the training Job has no TLS flags or mount', () => {
+  for (const name of ['three shards with the training job', 'every feature with the training job']) {
+    const job = findObject(rendered[name], 'Job');
+    const worker = job.spec.template.spec.containers.find((c) => c.name === 'worker');
+    for (const flag of ['tls_ca', 'tls_cert', 'tls_key']) assert.ok(!flagMap(worker.args).has(flag), `${name}: --${flag}`);
+    assert.ok(!worker.volumeMounts.some((m) => m.name === 'tls'), name);
+  }
 });
 
 test('every feature with the training job: tokens reach the aggregator and the workers', () => {

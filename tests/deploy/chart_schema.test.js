@@ -37,7 +37,7 @@ const REJECTED = [
   // The chart's own checks (templates/_helpers.tpl "entrograd.validateValues").
   [['tls.enabled=true'], 'tls.enabled needs tls.secretName'],
   [['tls.clientAuth=true'], 'tls.clientAuth needs tls.enabled'],
-  [['tls.enabled=true', 'tls.secretName=x', 'trainingJob.enabled=true'], 'entrograd-worker has no TLS flags'],
+  [['tls.enabled=true', 'tls.secretName=x', 'aggregator.healthPort=50051'], 'aggregator.healthPort must differ'],
   [['auth.enabled=true'], 'auth.enabled needs auth.existingSecret or auth.tokens'],
   [['auth.enabled=true', 'auth.tokens.other-job=t0k3n', 'trainingJob.enabled=true'], 'no token for the example Job'],
   [['trainingJob.enabled=true', 'trainingJob.workers=9', 'aggregator.maxWorldSize=8'], 'trainingJob.workers exceeds aggregator.maxWorldSize'],
@@ -58,6 +58,8 @@ const ACCEPTED = [
   ['aggregator.podDisruptionBudget.maxUnavailable=50%'],
   ['trainingJob.enabled=true', 'trainingJob.ttlSecondsAfterFinished=null', 'trainingJob.workers=1'],
   ['auth.enabled=true', 'auth.existingSecret=tokens', 'trainingJob.enabled=true'],
+  ['tls.enabled=true', 'tls.secretName=x', 'trainingJob.enabled=true'],
+  ['tls.enabled=true', 'tls.secretName=x', 'tls.clientAuth=true', 'trainingJob.enabled=true'],
 ];
 
 for (const set of ACCEPTED) {

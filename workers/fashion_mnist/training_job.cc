@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -51,6 +53,37 @@ void AddTraffic(EventLine& line, const ClientTraffic& traffic) {
       .Add("reconnects", traffic.reconnects);
 }
 
+// The PEM text of `path` into `*pem`; "" leaves it empty. INVALID_ARGUMENT
+// naming `flag` when the file cannot be read or is empty: an empty CA would
+// turn the client's TLS silently off.
+absl::Status ReadPem(absl::string_view flag, const std::string& path,
+                     std::string* pem) {
+  if (path.empty()) return absl::OkStatus();
+  std::ifstream file(path);
+  std::stringstream text;
+  if (!file || !(text << file.rdbuf())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, "=", path, ": cannot be read or is empty"));
+  }
+  *pem = text.str();
+  return absl::OkStatus();
+}
+
+// ClientOptions takes PEM contents; the config names files.
+absl::Status ReadTlsFiles(const WorkerConfig& config, ClientOptions* options) {
+  if (absl::Status s =
+          ReadPem("tls_ca", config.tls_ca_file, &options->tls_root_certs);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          ReadPem("tls_cert", config.tls_cert_file, &options->tls_client_cert);
+      !s.ok()) {
+    return s;
+  }
+  return ReadPem("tls_key", config.tls_key_file, &options->tls_client_key);
+}
+
 }  // namespace
 
 absl::Status RunTrainingJob(const WorkerConfig& config) try {
@@ -92,6 +125,9 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   // The checkpoint stores the next step; every step before it was applied.
   client_options.applied_step = resumed_step >= 0 ? resumed_step - 1 : -1;
   client_options.token = config.token;
+  if (absl::Status s = ReadTlsFiles(config, &client_options); !s.ok()) {
+    return s;
+  }
   client_options.merge_timeout = config.merge_timeout;
   absl::StatusOr<std::unique_ptr<Client>> client =
       Client::Connect(client_options, LayerTableOf(named), initial_hash);

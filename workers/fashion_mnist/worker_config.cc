@@ -1,5 +1,7 @@
 #include "workers/fashion_mnist/worker_config.h"
 
+#include <fstream>
+
 #include "absl/strings/str_cat.h"
 
 namespace entrograd::workers {
@@ -7,6 +9,35 @@ namespace entrograd::workers {
 namespace {
 absl::Status Bad(absl::string_view flag, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", why));
+}
+
+// Checked here, not only when the job connects, so that a mistyped path
+// fails at start rather than after the data set has loaded.
+absl::Status CheckReadable(absl::string_view flag, const std::string& path) {
+  if (path.empty()) return absl::OkStatus();
+  std::ifstream file(path);
+  if (!file) return Bad(flag, absl::StrCat(path, ": the file cannot be read"));
+  return absl::OkStatus();
+}
+
+absl::Status ValidateTls(const WorkerConfig& config) {
+  if (config.tls_cert_file.empty() != config.tls_key_file.empty()) {
+    return Bad(config.tls_cert_file.empty() ? "tls_key" : "tls_cert",
+               "--tls_cert and --tls_key must be given together");
+  }
+  // ClientOptions speaks TLS only with root certificates to trust: a client
+  // certificate without them would silently go over plaintext.
+  if (!config.tls_cert_file.empty() && config.tls_ca_file.empty()) {
+    return Bad("tls_cert", "a client certificate (mTLS) needs --tls_ca too");
+  }
+  for (const auto& [flag, path] :
+       {std::pair<absl::string_view, const std::string&>{"tls_ca",
+                                                         config.tls_ca_file},
+        {"tls_cert", config.tls_cert_file},
+        {"tls_key", config.tls_key_file}}) {
+    if (absl::Status s = CheckReadable(flag, path); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 }  // namespace
 
@@ -37,7 +68,7 @@ absl::Status ValidateWorkerConfig(const WorkerConfig& config) {
   }
   if (config.out_dir.empty()) return Bad("out", "expected a directory");
   if (config.threads < 1) return Bad("threads", "expected >= 1");
-  return absl::OkStatus();
+  return ValidateTls(config);
 }
 
 }  // namespace entrograd::workers

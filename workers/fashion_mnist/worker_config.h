@@ -19,6 +19,13 @@ struct WorkerConfig {
   uint32_t world_size = 1;
   uint32_t rank = 0;
   std::string token;  // bearer token; empty: none
+  // TLS to the shards: a PEM CA file to trust (empty: plaintext), and for
+  // mTLS a PEM client certificate chain and key (both or neither; they need
+  // tls_ca_file). Flags --tls_ca, --tls_cert, --tls_key, named like the
+  // aggregator's. The files are read when the job connects.
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
   KeepPolicy policy = KeepPolicy::kEntropy;
   double rho = 0.01;  // density (budget density for entropy_budget)
   int64_t intervals = 256;
@@ -48,7 +55,9 @@ struct WorkerConfig {
   bool per_layer_metrics = false;  // per-layer entropy/keep-ratio gauges
 };
 
-// INVALID_ARGUMENT naming the flag when a value is out of range.
+// INVALID_ARGUMENT naming the flag when a value is out of range, when only
+// one of tls_cert_file and tls_key_file is given or they lack tls_ca_file,
+// or when a TLS file cannot be read.
 absl::Status ValidateWorkerConfig(const WorkerConfig& config);
 
 }  // namespace entrograd::workers

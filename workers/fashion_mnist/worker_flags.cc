@@ -17,6 +17,11 @@ ABSL_FLAG(std::string, job_id, "fashion-mnist", "job id shared by the ranks");
 ABSL_FLAG(uint32_t, world_size, 1, "number of ranks");
 ABSL_FLAG(uint32_t, rank, 0, "this worker's rank, 0 <= rank < world_size");
 ABSL_FLAG(std::string, token_file, "", "file holding this job's bearer token");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA that signed the shards' certificates; enables TLS");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM client certificate chain for mTLS (needs --tls_ca, --tls_key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls_cert");
 ABSL_FLAG(std::string, policy, "entropy",
           "entropy, entropy_budget, topk, threshold or dense");
 ABSL_FLAG(double, rho, 0.01,
@@ -76,6 +81,9 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
           absl::StrCat("--token_file=", token_file, ": cannot read a token"));
     }
   }
+  config.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
+  config.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  config.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   absl::StatusOr<KeepPolicy> policy =
       ParseKeepPolicy(absl::GetFlag(FLAGS_policy));
   if (!policy.ok()) {

@@ -67,6 +67,10 @@ TEST(BadFlagsTest, ListenNotHostPort) {
   ExpectRejected({"--listen=nonsense"}, {"--listen"});
 }
 
+TEST(BadFlagsTest, HealthListenNotHostPort) {
+  ExpectRejected({"--health_listen=nonsense"}, {"--health_listen"});
+}
+
 TEST(BadFlagsTest, TlsCertWithoutKey) {
   ScopedTempDir dir;
   const std::string cert =

@@ -1,8 +1,11 @@
 // TLS and bearer tokens end to end: a CA, a server certificate for
 // 127.0.0.1/localhost and a client certificate are made with /usr/bin/openssl
-// at test time; the binary serves TLS with a token file of two jobs.
+// at test time; the binary serves TLS with a token file of two jobs. Also the
+// start-up warning on stderr when it serves plaintext.
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -21,6 +24,7 @@ namespace entrograd::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kOpenssl[] = "/usr/bin/openssl";
 
@@ -230,6 +234,77 @@ TEST_F(TlsTokensTest, MutualTlsRequiresAClientCertificateFromTheCa) {
   ExpectRoundCompletes(TlsChannel(server->port(), /*with_client_cert=*/true),
                        "token-a", "job-a",
                        {RandomSparse(4096, 200, 31), RandomSparse(4096, 200, 32)});
+}
+
+// Starts the binary with `flags`, stops it with SIGTERM and returns all it
+// wrote on stderr: waiting for the exit, not for a time, is what makes the
+// start-up lines certainly captured.
+absl::StatusOr<std::string> StderrOfAStartAndStop(
+    const std::vector<std::string>& flags) {
+  absl::StatusOr<std::unique_ptr<AggregatorProcess>> server =
+      AggregatorProcess::Start(flags);
+  if (!server.ok()) return server.status();
+  if (absl::Status s = (*server)->Signal(SIGTERM); !s.ok()) return s;
+  absl::StatusOr<int> exit = (*server)->Wait(absl::Seconds(30));
+  if (!exit.ok()) return exit.status();
+  return (*server)->process().Stderr();
+}
+
+constexpr char kPlaintextWarning[] = "WARNING: serving gRPC in plaintext";
+constexpr char kTokenWarning[] =
+    "WARNING: bearer tokens (--token_file) are checked on a plaintext";
+
+TEST_F(TlsTokensTest, PlaintextStartWarnsOnStderr) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(std::string err, StderrOfAStartAndStop({}));
+  EXPECT_THAT(err, HasSubstr(kPlaintextWarning));
+  EXPECT_THAT(err, HasSubstr("--tls_cert"));
+  EXPECT_THAT(err, Not(HasSubstr(kTokenWarning)));
+}
+
+TEST_F(TlsTokensTest, TokensOverPlaintextGetTheStrongerWarning) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::string err,
+      StderrOfAStartAndStop({absl::StrCat("--token_file=", token_file_)}));
+  EXPECT_THAT(err, HasSubstr(kTokenWarning));
+  // One line says it all: the token warning replaces the plain one.
+  EXPECT_THAT(err, Not(HasSubstr(kPlaintextWarning)));
+}
+
+TEST_F(TlsTokensTest, TlsStartDoesNotWarn) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(std::string err,
+                                 StderrOfAStartAndStop(TlsFlags()));
+  EXPECT_THAT(err, Not(HasSubstr("WARNING")));
+}
+
+TEST_F(TlsTokensTest, HealthListenServesOnlyHealthInPlaintext) {
+  std::vector<std::string> flags = TlsFlags();
+  flags.push_back("--health_listen=127.0.0.1:0");
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(std::unique_ptr<AggregatorProcess> server,
+                                 AggregatorProcess::Start(flags));
+  const std::string out = server->process().Stdout();
+  const size_t at = out.find("health on port ");
+  ASSERT_NE(at, std::string::npos) << "no health port in: " << out;
+  const int health_port = std::atoi(out.c_str() + at + 15);
+  ASSERT_GT(health_port, 0) << out;
+  ASSERT_NE(health_port, server->port());
+
+  // A plaintext client, as the kubelet's gRPC probe is, needs no token.
+  std::shared_ptr<grpc::Channel> plaintext = LoopbackChannel(health_port);
+  for (const std::string service : {"", "entrograd.v1.Aggregator"}) {
+    absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
+        status = CheckHealth(plaintext, service);
+    ASSERT_TRUE(status.ok()) << "service \"" << service << "\": "
+                             << status.status();
+    EXPECT_EQ(*status, grpc::health::v1::HealthCheckResponse::SERVING)
+        << "service \"" << service << "\"";
+  }
+  // Only health: Exchange is not there, with or without a token.
+  TestWorker worker(plaintext, "token-a", absl::Seconds(5));
+  EXPECT_THAT(worker.Join(MakeJoin(Spec("job-a", 0, 1))),
+              StatusIs(absl::StatusCode::kUnimplemented, ""));
+  // The main port still serves TLS only.
+  ExpectRoundCompletes(TlsChannel(server->port()), "token-a", "job-a",
+                       {RandomSparse(4096, 50, 41)});
 }
 
 }  // namespace

@@ -130,36 +130,22 @@ Name of the Secret with the bearer tokens.
 {{- end }}
 
 {{/*
-Where the TLS secret and the token file are mounted in the aggregator.
+Where the TLS secret and the token file are mounted, in the aggregator and
+in the example training Job's workers alike.
 */}}
 {{- define "entrograd.tlsDir" -}}/etc/entrograd/tls{{- end }}
 {{- define "entrograd.authDir" -}}/etc/entrograd/auth{{- end }}
 
 {{/*
 The health check of one aggregator container, for the startup, liveness and
-readiness probes. Plaintext: the kubelet's native gRPC probe. TLS: the
-kubelet cannot speak TLS to a gRPC probe, so the image's grpc_health_probe
-runs in the container (server certificate not verified: it checks itself
-over localhost; with mTLS it presents the pod's own certificate).
+readiness probes: the kubelet's native gRPC probe. With TLS it asks the
+plaintext health-only port (--health_listen), since the kubelet cannot speak
+TLS to a gRPC probe.
 */}}
 {{- define "entrograd.aggregator.healthCheck" -}}
-{{- if .Values.tls.enabled }}
-exec:
-  command:
-    - /usr/local/bin/grpc_health_probe
-    - -addr=localhost:{{ .Values.aggregator.grpcPort }}
-    - -service=entrograd.v1.Aggregator
-    - -tls
-    - -tls-no-verify
-    {{- if .Values.tls.clientAuth }}
-    - -tls-client-cert={{ include "entrograd.tlsDir" . }}/tls.crt
-    - -tls-client-key={{ include "entrograd.tlsDir" . }}/tls.key
-    {{- end }}
-{{- else }}
 grpc:
-  port: {{ .Values.aggregator.grpcPort }}
+  port: {{ ternary .Values.aggregator.healthPort .Values.aggregator.grpcPort .Values.tls.enabled }}
   service: entrograd.v1.Aggregator
-{{- end }}
 {{- end }}
 
 {{/*
@@ -170,11 +156,11 @@ template that depends on them, so `helm template` fails with the reason.
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- fail "tls.enabled needs tls.secretName: a kubernetes.io/tls Secret with tls.crt and tls.key (and ca.crt for tls.clientAuth)" }}
 {{- end }}
+{{- if and .Values.tls.enabled (or (eq (int .Values.aggregator.healthPort) (int .Values.aggregator.grpcPort)) (eq (int .Values.aggregator.healthPort) (int .Values.aggregator.metricsPort))) }}
+{{- fail "aggregator.healthPort must differ from aggregator.grpcPort and aggregator.metricsPort" }}
+{{- end }}
 {{- if and .Values.tls.clientAuth (not .Values.tls.enabled) }}
 {{- fail "tls.clientAuth needs tls.enabled" }}
-{{- end }}
-{{- if and .Values.trainingJob.enabled .Values.tls.enabled }}
-{{- fail "trainingJob.enabled with tls.enabled: entrograd-worker has no TLS flags yet, so the example Job cannot reach a TLS aggregator; disable one of them" }}
 {{- end }}
 {{- if and .Values.auth.enabled (not .Values.auth.existingSecret) (not .Values.auth.tokens) }}
 {{- fail "auth.enabled needs auth.existingSecret or auth.tokens (job id -> token)" }}
