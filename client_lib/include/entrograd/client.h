@@ -12,10 +12,14 @@
 // worker applied is dropped, so each is delivered to the caller once.
 //
 // Failure is loud and bounded: a RoundError (e.g. ABORTED because a rank
-// died) makes WaitMerged of that round return that status. A shard
-// unreachable beyond `reconnect_give_up_after` (UNAVAILABLE) or a stream
-// ended with a non-retryable status (e.g. ABORTED when a newer incarnation
-// of this rank joined, UNAUTHENTICATED) is fatal for the whole client: every
+// died) makes WaitMerged of that round return that status. A shard that
+// makes no progress for `reconnect_give_up_after` after its stream broke
+// (UNAVAILABLE; a Join it accepts is no progress, a merged update is), a
+// stream ended with a non-retryable status (e.g. ABORTED "taken over by
+// another process" when a newer incarnation of this rank joined: two
+// workers share a rank; UNAUTHENTICATED), or a merged update that breaks
+// the protocol (INTERNAL: layer not owned by that shard, step never sent,
+// wrong numel or contributors) is fatal for the whole client: every
 // pending and later WaitMerged returns it (merged updates already received
 // are still returned) and SendLayer returns FAILED_PRECONDITION naming it.
 // WaitMerged never hangs past `merge_timeout`. Refusals the protocol allows
@@ -73,14 +77,16 @@ struct ClientOptions {
   absl::Duration reconnect_initial_backoff = absl::Milliseconds(100);
   absl::Duration reconnect_max_backoff = absl::Seconds(5);
   double reconnect_jitter = 0.2;
-  // A shard unreachable this long (from when its stream broke) fails
-  // pending and future waits with UNAVAILABLE. Also bounds how long a
-  // refused update (OUT_OF_RANGE, RESOURCE_EXHAUSTED) is retried.
+  // A shard unreachable, or reconnected but without progress (no new
+  // merged update), this long from when its stream broke fails pending and
+  // future waits with UNAVAILABLE. Also bounds how long a refused update
+  // (OUT_OF_RANGE, RESOURCE_EXHAUSTED) is retried.
   absl::Duration reconnect_give_up_after = absl::Seconds(120);
   // HTTP/2 keepalive ping interval and timeout.
   absl::Duration keepalive_time = absl::Seconds(20);
   absl::Duration keepalive_timeout = absl::Seconds(10);
-  // Largest message sent or received.
+  // Largest message sent, bytes. Each shard's own limit (its JoinAck) also
+  // bounds what is sent to it; what a shard sends is accepted whatever size.
   int64_t max_message_bytes = int64_t{256} << 20;
 };
 
@@ -112,12 +118,12 @@ struct MergedLayerUpdate {
 
 // Byte counters of this client (the metrics are PromQL over the same).
 struct ClientTraffic {
-  int64_t uplink_wire_bytes = 0;      // payload bytes sent (resends included)
-  int64_t uplink_dense_bytes = 0;     // 4 * numel per layer sent
-  int64_t downlink_wire_bytes = 0;    // payload bytes received
-  int64_t downlink_dense_bytes = 0;   // 4 * numel per merged layer received
+  int64_t uplink_wire_bytes = 0;     // payload bytes sent (resends included)
+  int64_t uplink_dense_bytes = 0;    // 4 * numel per layer sent
+  int64_t downlink_wire_bytes = 0;   // payload bytes received
+  int64_t downlink_dense_bytes = 0;  // 4 * numel per merged layer received
   int64_t reconnects = 0;
-  int64_t saturated_values = 0;       // f16/bf16 values clipped to max finite
+  int64_t saturated_values = 0;  // f16/bf16 values clipped to max finite
 };
 
 class Client {
@@ -150,7 +156,8 @@ class Client {
   // numel, NaN/Inf); FAILED_PRECONDITION when the step is already applied,
   // when this (step, layer) was already sent, after Close, or after a fatal
   // error (its status is in the message); RESOURCE_EXHAUSTED when the
-  // encoded update exceeds `max_message_bytes`.
+  // encoded update exceeds `max_message_bytes` or the limit its shard
+  // announced (the message names the layer, the size and the limit).
   virtual absl::Status SendLayer(LayerContribution contribution) = 0;
 
   // Blocks until the merged update of (step, layer) arrives, then returns

@@ -26,10 +26,12 @@ std::shared_ptr<grpc::Channel> MakeShardChannel(const std::string& address,
               Milliseconds(options.keepalive_timeout));
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // unlimited
-  const int max_bytes =
-      static_cast<int>(std::min<int64_t>(options.max_message_bytes, INT_MAX));
-  args.SetMaxSendMessageSize(max_bytes);
-  args.SetMaxReceiveMessageSize(max_bytes);
+  args.SetMaxSendMessageSize(
+      static_cast<int>(std::min<int64_t>(options.max_message_bytes, INT_MAX)));
+  // What the shard sends is bounded by its own limit (the JoinAck's
+  // max_message_bytes), which may exceed ours: a merged update carries the
+  // union of every rank's indices. Never refuse it here.
+  args.SetMaxReceiveMessageSize(-1);
   // The channel's own reconnect follows the client's backoff, so a shard
   // that comes back is reachable by the next attempt of the shard stream.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,

@@ -72,6 +72,9 @@ absl::StatusOr<std::unique_ptr<Client>> ClientImpl::Connect(
     stream_options.shard = shard;
     stream_options.address = client->shard_map_.address(shard);
     stream_options.token = opts.token;
+    for (int owner : client->shard_of_layer_) {
+      stream_options.owned_layers.push_back(owner == shard);
+    }
     stream_options.backoff = {opts.reconnect_initial_backoff,
                               opts.reconnect_max_backoff,
                               opts.reconnect_jitter};

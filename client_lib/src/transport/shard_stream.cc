@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "entrograd/codec.h"
@@ -42,6 +43,7 @@ ShardStream::ShardStream(ShardStreamOptions options,
       channel_(std::move(channel)),
       stub_(v1::Aggregator::NewStub(channel_)),
       state_(state),
+      highest_sent_step_(state->layer_numels.size(), -1),
       rng_(options_.seed) {}
 
 ShardStream::~ShardStream() {
@@ -92,13 +94,24 @@ bool ShardStream::Stopping() {
 absl::Status ShardStream::Send(
     int64_t step, uint32_t layer,
     std::shared_ptr<const v1::WorkerMessage> message) {
+  const uint64_t message_bytes = message->ByteSizeLong();
   absl::MutexLock lock(&mutex_);
   if (store_.Contains(step, layer)) {
     return absl::FailedPreconditionError(
         absl::StrCat("step ", step, ", layer ", layer,
                      " was already sent; a contribution is sent once"));
   }
+  if (shard_max_message_bytes_ > 0 &&
+      message_bytes > shard_max_message_bytes_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "step ", step, ", layer ", layer, ": the update is ", message_bytes,
+        " bytes, more than the ", shard_max_message_bytes_, " bytes that ",
+        Name(), " accepts (JoinAck.max_message_bytes)"));
+  }
   store_.Keep(step, layer, message);
+  if (layer < highest_sent_step_.size()) {
+    highest_sent_step_[layer] = std::max(highest_sent_step_[layer], step);
+  }
   // While disconnected the store alone holds it: the resend after the next
   // JoinAck writes it.
   if (joined_) {
@@ -141,7 +154,9 @@ void ShardStream::FinishClose() {
 void ShardStream::Run() {
   Backoff backoff(options_.backoff, options_.seed ^ 0x9E3779B97F4A7C15ull);
   bool ever_joined = false;
+  // Start of the give-up clock: the first break since the last progress.
   absl::Time disconnected_since;
+  bool clock_running = false;
   absl::Status last_error;
   while (!Stopping()) {
     absl::Time give_up_at;
@@ -159,13 +174,20 @@ void ShardStream::Run() {
     if (Stopping()) break;
     if (end.joined) {
       ever_joined = true;
-      disconnected_since = absl::Now();
-      backoff.Reset();
+      // A Join alone is no progress: the clock of an earlier break runs on
+      // unless rounds moved or the stream held for a give-up period.
+      const absl::Time now = absl::Now();
+      if (!clock_running || end.progressed ||
+          now - attempt_start >= options_.give_up_after) {
+        disconnected_since = now;
+        backoff.Reset();
+      }
+      clock_running = true;
       give_up_at = disconnected_since + options_.give_up_after;
     }
-    if (!IsRetryableStreamEnd(end.status.code())) {
-      absl::Status status(end.status.code(),
-                          absl::StrCat(Name(), ": ", end.status.message()));
+    if (end.protocol_fault || !IsRetryableStreamEnd(end.status.code())) {
+      absl::Status status =
+          end.protocol_fault ? end.status : FatalEnd(end.status);
       if (ever_joined) {
         ENTROGRAD_LOG(kError, status.ToString());
         state_->inbox.Fail(status);
@@ -183,9 +205,10 @@ void ShardStream::Run() {
       absl::Status status;
       if (ever_joined) {
         status = absl::UnavailableError(absl::StrCat(
-            Name(), " unreachable for ",
+            Name(), " unreachable or without progress for ",
             absl::FormatDuration(now - disconnected_since),
-            " (reconnect_give_up_after); last error: ", last_error.ToString()));
+            " (reconnect_give_up_after) since its stream broke; last error: ",
+            last_error.ToString()));
         ENTROGRAD_LOG(kError, status.ToString());
         state_->inbox.Fail(status);
       } else {
@@ -232,6 +255,8 @@ ShardStream::ConnectionEnd ShardStream::RunConnection(absl::Time ack_deadline) {
 
   bool acked = false;
   bool timed_out = false;
+  bool acked_progress = false;
+  int64_t merged_before = 0;
   std::vector<ContributionStore::Kept> resend;
   {
     absl::MutexLock lock(&mutex_);
@@ -249,6 +274,15 @@ ShardStream::ConnectionEnd ShardStream::RunConnection(absl::Time ack_deadline) {
       queue_.clear();
       resend = store_.Above(ack_->merged_step());
       for (auto& [key, refusal] : refusals_) refusal.scheduled = false;
+      if (ack_->max_message_bytes() > 0) {
+        shard_max_message_bytes_ = ack_->max_message_bytes();
+      }
+      if (ack_->merged_step() > highest_acked_step_) {
+        // Not on the first Join: there is no earlier ack to compare with.
+        if (joins_ > 0) acked_progress = true;
+        highest_acked_step_ = ack_->merged_step();
+      }
+      merged_before = merged_received_;
       joined_ = true;
       ++joins_;
       if (joins_ > 1) state_->traffic.reconnects.fetch_add(1);
@@ -303,7 +337,13 @@ ShardStream::ConnectionEnd ShardStream::RunConnection(absl::Time ack_deadline) {
   absl::MutexLock lock(&mutex_);
   joined_ = false;
   context_.reset();
-  return {status, true};
+  const bool faulted = protocol_fault_.has_value();
+  if (faulted) {
+    status = *protocol_fault_;
+    protocol_fault_.reset();
+  }
+  return {status, true, acked_progress || merged_received_ > merged_before,
+          faulted};
 }
 
 void ShardStream::CancelUnlessEnded(grpc::ClientContext* context) {
@@ -322,7 +362,9 @@ void ShardStream::ReadLoop(Connection* connection) {
 
   v1::AggregatorMessage message;
   bool first = true;
+  bool faulted = false;  // the shard broke the protocol: drain until the end
   while (connection->stream->Read(&message)) {
+    if (faulted) continue;
     if (first) {
       first = false;
       if (!message.has_join_ack()) {
@@ -338,7 +380,10 @@ void ShardStream::ReadLoop(Connection* connection) {
     }
     switch (message.kind_case()) {
       case v1::AggregatorMessage::kMergedLayer:
-        HandleMergedLayer(message.merged_layer());
+        if (!HandleMergedLayer(message.merged_layer())) {
+          connection->context->TryCancel();
+          faulted = true;
+        }
         break;
       case v1::AggregatorMessage::kRoundError:
         HandleRoundError(message.round_error());
@@ -433,49 +478,98 @@ std::shared_ptr<const v1::WorkerMessage> ShardStream::TakeDueRetryLocked(
   return nullptr;
 }
 
-void ShardStream::HandleMergedLayer(const v1::MergedLayer& merged) {
+absl::Status ShardStream::FatalEnd(const absl::Status& end) const {
+  if (end.code() == absl::StatusCode::kAborted &&
+      absl::StrContains(end.message(), "replaced by incarnation")) {
+    // A newer incarnation of this rank joined the shard (aggregator.proto):
+    // another process runs as this rank, or this one was restarted.
+    const v1::Join& join = state_->join;
+    return absl::AbortedError(absl::StrCat(
+        "rank ", join.rank(), " (incarnation ", join.incarnation(),
+        ") was taken over by another process on ", Name(),
+        "; check for two workers started with the same rank: ", end.message()));
+  }
+  return absl::Status(end.code(), absl::StrCat(Name(), ": ", end.message()));
+}
+
+absl::Status ShardStream::CheckMergedLayer(
+    const v1::MergedLayer& merged) const {
+  const int64_t step = merged.step();
+  const uint32_t layer = merged.layer_index();
+  const std::string what =
+      absl::StrCat(Name(), " sent a merged update for step ", step, ", layer ",
+                   layer, " that breaks the protocol: ");
+  if (layer >= state_->layer_numels.size()) {
+    return absl::InternalError(absl::StrCat(
+        what, "the layer table has ", state_->layer_numels.size(), " layers"));
+  }
+  if (layer >= options_.owned_layers.size() || !options_.owned_layers[layer]) {
+    return absl::InternalError(
+        absl::StrCat(what, "the shard map gives that layer to another shard"));
+  }
+  const uint32_t world_size = state_->join.world_size();
+  if (merged.contributors() != 0 && merged.contributors() != world_size) {
+    return absl::InternalError(absl::StrCat(what, merged.contributors(),
+                                            " contributors, world_size is ",
+                                            world_size));
+  }
+  if (merged.payload().numel() != state_->layer_numels[layer]) {
+    return absl::InternalError(absl::StrCat(what, merged.payload().numel(),
+                                            " elements, the layer has ",
+                                            state_->layer_numels[layer]));
+  }
+  return absl::OkStatus();
+}
+
+bool ShardStream::HandleMergedLayer(const v1::MergedLayer& merged) {
   const int64_t step = merged.step();
   const uint32_t layer = merged.layer_index();
   const int64_t wire_bytes = PayloadWireBytes(merged.payload());
   state_->traffic.downlink_wire_bytes.fetch_add(wire_bytes);
   state_->traffic.downlink_dense_bytes.fetch_add(
       static_cast<int64_t>(4 * merged.payload().numel()));
+  absl::Status fault = CheckMergedLayer(merged);
+  absl::StatusOr<DecodedPayload> decoded;
   {
     absl::MutexLock lock(&mutex_);
-    refusals_.erase(RoundKey(step, layer));
-  }
-  if (layer >= state_->layer_numels.size()) {
-    ENTROGRAD_LOG(kWarning, Name(), ": merged update for unknown layer ", layer,
-                  " ignored");
-    return;
+    if (fault.ok() && step > state_->inbox.applied_step() &&
+        step > highest_sent_step_[layer]) {
+      fault = absl::InternalError(absl::StrCat(
+          Name(), " sent a merged update for step ", step, ", layer ", layer,
+          " that breaks the protocol: the highest step sent for that layer "
+          "is ",
+          highest_sent_step_[layer]));
+    }
   }
   // Duplicates (a resend answered again) and applied steps: no decoding.
-  if (!state_->inbox.Wants(step, layer)) return;
-  if (merged.payload().numel() != state_->layer_numels[layer]) {
-    state_->inbox.Deliver(
-        step, layer,
-        absl::InternalError(absl::StrCat(
-            Name(), " sent a merged update of ", merged.payload().numel(),
-            " elements for step ", step, ", layer ", layer, " of ",
-            state_->layer_numels[layer])));
-    return;
+  const bool wanted = fault.ok() && state_->inbox.Wants(step, layer);
+  if (wanted) {
+    decoded = DecodePayload(PayloadViewOfProto(merged.payload()));
+    if (!decoded.ok()) {
+      fault = absl::InternalError(absl::StrCat(
+          Name(), " sent a merged update for step ", step, ", layer ", layer,
+          " that breaks the protocol: ", decoded.status().message()));
+    }
   }
-  absl::StatusOr<DecodedPayload> decoded =
-      DecodePayload(PayloadViewOfProto(merged.payload()));
-  if (!decoded.ok()) {
-    state_->inbox.Deliver(
-        step, layer,
-        absl::InternalError(absl::StrCat(
-            Name(), " sent a malformed merged update for step ", step,
-            ", layer ", layer, ": ", decoded.status().message())));
-    return;
+  {
+    absl::MutexLock lock(&mutex_);
+    if (!fault.ok()) {
+      ENTROGRAD_LOG(kError, fault.ToString());
+      if (!protocol_fault_.has_value()) protocol_fault_ = std::move(fault);
+      return false;
+    }
+    refusals_.erase(RoundKey(step, layer));
+    // A duplicate (a resend answered again) is no progress.
+    if (wanted) ++merged_received_;
   }
+  if (!wanted) return true;
   MergedLayerUpdate update;
   update.step = step;
   update.layer = layer;
   update.payload = std::move(*decoded);
   update.wire_bytes = wire_bytes;
   state_->inbox.Deliver(step, layer, std::move(update));
+  return true;
 }
 
 void ShardStream::HandleRoundError(const v1::RoundError& error) {

@@ -5,9 +5,26 @@
 //   contributions above ack.merged_step in step order -> write queued
 //   updates while a reader thread hands MergedLayers and RoundErrors to the
 //   client's MergedInbox -> the stream breaks -> jittered exponential
-//   backoff -> connect again ... until the shard stays unreachable for
+//   backoff -> connect again ... until the shard makes no progress for
 //   `give_up_after` (UNAVAILABLE to every waiter) or a non-retryable status
 //   (retry_rules.h) ends it for good.
+//
+// The give-up clock starts when a stream breaks. A later JoinAck alone does
+// not stop it: only progress does (a merged update kept, not a duplicate; a
+// JoinAck whose merged_step is above the last one seen) or a stream that
+// stayed up for `give_up_after`. So a shard that accepts every Join and then
+// drops the stream fails the client instead of being reconnected to forever.
+//
+// Eviction: a stream ended with ABORTED means another process joined as this
+// rank with a newer incarnation; the client reports it (no reconnect, which
+// would evict that process in turn).
+//
+// Limits: an update larger than the shard's JoinAck.max_message_bytes is
+// refused by Send. A MergedLayer that breaks the protocol (layer out of
+// range or not owned by this shard, step above the highest sent for that
+// layer, payload that does not decode to the layer's numel, contributors !=
+// world_size) is fatal: the stream is cancelled and every waiter gets
+// INTERNAL naming the fault.
 //
 // A refused update that the protocol allows to retry (OUT_OF_RANGE,
 // RESOURCE_EXHAUSTED) is resent after a backoff delay, for at most
@@ -34,6 +51,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -51,8 +69,10 @@ struct ShardStreamOptions {
   int shard = 0;        // position in the shard list, for messages
   std::string address;  // host:port, for messages
   std::string token;    // bearer token; empty: none
+  // Whether this shard owns each layer (by layer index), per the shard map.
+  std::vector<bool> owned_layers;
   BackoffPolicy backoff;
-  // Unreachable this long after the stream broke: fail for good.
+  // No progress this long after the stream broke: fail for good.
   absl::Duration give_up_after = absl::Seconds(120);
   // Longest wait for a JoinAck after opening a stream.
   absl::Duration join_timeout = absl::Seconds(60);
@@ -82,7 +102,9 @@ class ShardStream {
 
   // Keeps the contribution for resends and queues it for writing (or for
   // the resend after the next JoinAck while disconnected). Errors:
-  // FAILED_PRECONDITION when (step, layer) was already sent.
+  // FAILED_PRECONDITION when (step, layer) was already sent;
+  // RESOURCE_EXHAUSTED when the message is larger than the shard's
+  // JoinAck.max_message_bytes. On error nothing is kept or sent.
   absl::Status Send(int64_t step, uint32_t layer,
                     std::shared_ptr<const v1::WorkerMessage> message);
 
@@ -108,6 +130,10 @@ class ShardStream {
   struct ConnectionEnd {
     absl::Status status;  // the stream's final status
     bool joined = false;  // a JoinAck came
+    // Rounds progressed on this connection (see the give-up clock above).
+    bool progressed = false;
+    // The shard broke the protocol (`status` says how): not retried.
+    bool protocol_fault = false;
   };
   // A refused contribution waiting to be resent.
   struct Refusal {
@@ -126,7 +152,12 @@ class ShardStream {
   // stream is closing or a write fails (returns false).
   bool WriteLoop(Stream* stream);
   bool WriteUpdate(Stream* stream, const v1::WorkerMessage& message);
-  void HandleMergedLayer(const v1::MergedLayer& merged);
+  // Returns why `merged` breaks the protocol, or OK.
+  absl::Status CheckMergedLayer(const v1::MergedLayer& merged) const;
+  // Returns false (and ends the stream for good) on a protocol fault.
+  bool HandleMergedLayer(const v1::MergedLayer& merged);
+  // The fatal status of a stream ended by `end` that is not retried.
+  absl::Status FatalEnd(const absl::Status& end) const;
   void HandleRoundError(const v1::RoundError& error);
   std::shared_ptr<const v1::WorkerMessage> TakeDueRetryLocked(absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -154,6 +185,16 @@ class ShardStream {
   bool reader_done_ ABSL_GUARDED_BY(mutex_) = false;
   bool joined_ ABSL_GUARDED_BY(mutex_) = false;
   int64_t joins_ ABSL_GUARDED_BY(mutex_) = 0;
+  // The shard's limit from the last JoinAck; 0: none announced.
+  uint64_t shard_max_message_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Highest JoinAck.merged_step seen, and MergedLayers kept so far.
+  int64_t highest_acked_step_ ABSL_GUARDED_BY(mutex_) = -1;
+  int64_t merged_received_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Highest step sent per layer index (-1: none): merged updates above it
+  // were never asked for.
+  std::vector<int64_t> highest_sent_step_ ABSL_GUARDED_BY(mutex_);
+  // Set by the reader on a protocol fault: the stream ends for good.
+  std::optional<absl::Status> protocol_fault_ ABSL_GUARDED_BY(mutex_);
   // Contributions kept for resends, and those still to be written.
   ContributionStore store_ ABSL_GUARDED_BY(mutex_);
   std::deque<std::shared_ptr<const v1::WorkerMessage>> queue_

@@ -78,12 +78,15 @@ class Shards {
     config.registry.round_timeout = round_timeout_;
     if (configure_) configure_(config);
     // A port just released may need a moment before it can be bound again.
+    absl::Status last_error;
     for (int attempt = 0; attempt < 50; ++attempt) {
       auto server = aggregator::AggregatorServer::Start(config);
       if (server.ok()) return std::move(*server);
+      last_error = server.status();
       absl::SleepFor(absl::Milliseconds(100));
     }
-    ADD_FAILURE() << "cannot start an aggregator on " << listen;
+    ADD_FAILURE() << "cannot start an aggregator on " << listen << ": "
+                  << last_error;
     return nullptr;
   }
 
