@@ -31,7 +31,7 @@ TEST(LauncherIntegrationTest, TwoWorkersTwentyStepsSucceed) {
   // The worker and aggregator binaries are the defaults: found beside the
   // launcher in this build tree.
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
-      auto launcher, LauncherProcess::Start({"--workers", "2", "--max_steps",
+      auto launcher, StartLauncher({"--workers", "2", "--max_steps",
                                              "20", "--out", out}));
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(8)));
   ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
@@ -88,7 +88,7 @@ TEST(LauncherIntegrationTest, KilledRealWorkerIsNamedAndTheRunFails) {
   const std::string out = dir.File("run");
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       auto launcher,
-      LauncherProcess::Start({"--workers", "3", "--max_steps", "100000",
+      StartLauncher({"--workers", "3", "--max_steps", "100000",
                               "--round_timeout", "3s", "--out", out}));
   ASSERT_TRUE(launcher->WaitForOutput("step", absl::Minutes(3)))
       << launcher->Output();

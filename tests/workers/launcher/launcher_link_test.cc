@@ -67,7 +67,7 @@ TEST_F(LauncherLinkTest,
        WideModelTrainsWithIdenticalReplicasEvalsAndBreakdown) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       auto launcher,
-      LauncherProcess::Start({"--workers=2", "--model=wide", "--max_steps=4",
+      StartLauncher({"--workers=2", "--model=wide", "--max_steps=4",
                               "--batch_size=8", "--eval_every=2",
                               "--eval_samples=500", "--out=" + Out()}));
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(8)));
@@ -119,7 +119,7 @@ TEST_F(LauncherLinkTest,
 TEST_F(LauncherLinkTest, LinkEmulationLimitsTheRateAndLeavesNothingBehind) {
   RequireLinkEmulation();
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
-      auto launcher, LauncherProcess::Start(
+      auto launcher, StartLauncher(
                          {"--workers=2", "--policy=dense", "--max_steps=5",
                           "--link=100mbit", "--timeout=5m", "--out=" + Out()}));
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(6)));
@@ -151,7 +151,7 @@ TEST_F(LauncherLinkTest, InterruptedLinkRunRemovesItsNamespaces) {
   RequireLinkEmulation();
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       auto launcher,
-      LauncherProcess::Start({"--workers=2", "--max_steps=100000",
+      StartLauncher({"--workers=2", "--max_steps=100000",
                               "--link=1gbit", "--out=" + Out()}));
   ASSERT_TRUE(launcher->WaitForOutput("step", absl::Minutes(3)))
       << launcher->Output();
@@ -167,7 +167,7 @@ TEST_F(LauncherLinkTest, InterruptedLinkRunRemovesItsNamespaces) {
 TEST_F(LauncherLinkTest, BadLinkRateIsRefusedBeforeAnythingStarts) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       auto launcher,
-      LauncherProcess::Start({"--workers=2", "--link=fast", "--out=" + Out()}));
+      StartLauncher({"--workers=2", "--link=fast", "--out=" + Out()}));
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Seconds(30)));
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_NE(WEXITSTATUS(status), 0);

@@ -69,7 +69,7 @@ class LauncherProcessTest : public ::testing::Test {
 TEST_F(LauncherProcessTest, WorkerExitingNonZeroIsNamedAndStopsTheRest) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       auto launcher,
-      LauncherProcess::Start(Flags(2,
+      StartLauncher(Flags(2,
                                    "if [ \"$rank\" = 1 ]; then\n"
                                    "  echo 'loading shard 1'\n"
                                    "  echo 'boom: out of memory' >&2\n"
@@ -95,7 +95,7 @@ TEST_F(LauncherProcessTest, WorkerExitingNonZeroIsNamedAndStopsTheRest) {
 TEST_F(LauncherProcessTest, ErrorEventIsReported) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       auto launcher,
-      LauncherProcess::Start(
+      StartLauncher(
           Flags(2,
                 "if [ \"$rank\" = 0 ]; then\n"
                 "  echo '{\"event\":\"error\",\"rank\":0,\"message\":\"NaN in "
@@ -113,7 +113,7 @@ TEST_F(LauncherProcessTest, ErrorEventIsReported) {
 
 TEST_F(LauncherProcessTest, ExitingZeroWithoutDoneIsAFailure) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(auto launcher,
-                                 LauncherProcess::Start(Flags(1, "exit 0")));
+                                 StartLauncher(Flags(1, "exit 0")));
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(kRunTimeout));
   ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
   EXPECT_EQ(WEXITSTATUS(status), 1);
@@ -127,7 +127,7 @@ TEST_F(LauncherProcessTest, SigintStopsEverythingAndExits130) {
   std::vector<std::string> flags = Flags(2, "exec sleep 60");
   // The default aggregator: the one beside the launcher in this build.
   flags.erase(flags.begin() + 2);
-  ENTROGRAD_ASSERT_OK_AND_ASSIGN(auto launcher, LauncherProcess::Start(flags));
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(auto launcher, StartLauncher(flags));
   ASSERT_TRUE(launcher->WaitForOutput("job ", absl::Seconds(30)))
       << launcher->Output();
   ASSERT_TRUE(WaitForWorkers(2, absl::Seconds(10))) << launcher->Output();
@@ -141,7 +141,7 @@ TEST_F(LauncherProcessTest, SigintStopsEverythingAndExits130) {
 
 TEST_F(LauncherProcessTest, SigtermExits143) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
-      auto launcher, LauncherProcess::Start(Flags(1, "exec sleep 60")));
+      auto launcher, StartLauncher(Flags(1, "exec sleep 60")));
   ASSERT_TRUE(WaitForWorkers(1, absl::Seconds(30))) << launcher->Output();
   launcher->Signal(SIGTERM);
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(kRunTimeout));
@@ -153,7 +153,7 @@ TEST_F(LauncherProcessTest, SigtermExits143) {
 TEST_F(LauncherProcessTest, WorkerIgnoringSigtermIsKilledAfterTheGrace) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       auto launcher,
-      LauncherProcess::Start(Flags(1, "trap '' TERM\nexec sleep 60")));
+      StartLauncher(Flags(1, "trap '' TERM\nexec sleep 60")));
   ASSERT_TRUE(WaitForWorkers(1, absl::Seconds(30))) << launcher->Output();
   const absl::Time interrupted = absl::Now();
   launcher->Signal(SIGINT);
@@ -172,7 +172,7 @@ TEST_F(LauncherProcessTest, WorkerIgnoringSigtermIsKilledAfterTheGrace) {
 
 TEST_F(LauncherProcessTest, AggregatorDeathIsReported) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
-      auto launcher, LauncherProcess::Start(Flags(2, "exec sleep 60")));
+      auto launcher, StartLauncher(Flags(2, "exec sleep 60")));
   ASSERT_TRUE(launcher->WaitForOutput("job ", absl::Seconds(30)))
       << launcher->Output();
   ASSERT_TRUE(WaitForWorkers(2, absl::Seconds(10))) << launcher->Output();
@@ -194,7 +194,7 @@ TEST_F(LauncherProcessTest, SilentAggregatorTimesOut) {
   std::vector<std::string> flags = Flags(1, "exec sleep 60");
   flags[2] = "--aggregator_bin=" + aggregator;
   flags.push_back("--aggregator_start_timeout=1s");
-  ENTROGRAD_ASSERT_OK_AND_ASSIGN(auto launcher, LauncherProcess::Start(flags));
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(auto launcher, StartLauncher(flags));
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(kRunTimeout));
   ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
   EXPECT_EQ(WEXITSTATUS(status), 1);
@@ -213,7 +213,7 @@ TEST_F(LauncherProcessTest, BadFlagsExit2NamingTheFlag) {
            {"--worker_bin=/nonexistent/worker", "--worker_bin"}}) {
     ENTROGRAD_ASSERT_OK_AND_ASSIGN(
         auto launcher,
-        LauncherProcess::Start({flag, "--aggregator_bin=" + AggregatorPath(),
+        StartLauncher({flag, "--aggregator_bin=" + AggregatorPath(),
                                 "--out=" + OutDir()}));
     ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(kRunTimeout));
     ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();

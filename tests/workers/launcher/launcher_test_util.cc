@@ -23,67 +23,11 @@ std::string LauncherPath() { return ENTROGRAD_LAUNCH_PATH; }
 std::string AggregatorPath() { return ENTROGRAD_AGGREGATOR_PATH; }
 std::string WorkerPath() { return ENTROGRAD_WORKER_PATH; }
 
-absl::StatusOr<std::unique_ptr<LauncherProcess>> LauncherProcess::Start(
+absl::StatusOr<std::unique_ptr<LauncherProcess>> StartLauncher(
     const std::vector<std::string>& args) {
-  absl::StatusOr<std::unique_ptr<ChildProcess>> process =
-      ChildProcess::Spawn(LauncherPath(), args);
-  if (!process.ok()) return process.status();
-  std::unique_ptr<LauncherProcess> launcher(new LauncherProcess());
-  launcher->process_ = std::move(*process);
-  return launcher;
-}
-
-bool LauncherProcess::Pump(absl::Duration wait) {
-  using Stream = ChildProcess::Stream;
-  pollfd fds[2];
-  int count = 0;
-  for (Stream stream : {Stream::kStdout, Stream::kStderr}) {
-    const int fd = process_->fd(stream);
-    if (fd >= 0) fds[count++] = {fd, POLLIN, 0};
-  }
-  if (count == 0) return false;
-  ::poll(fds, count, static_cast<int>(absl::ToInt64Milliseconds(wait)));
-  const bool out_open = process_->ReadAvailable(Stream::kStdout, &out_);
-  const bool err_open = process_->ReadAvailable(Stream::kStderr, &err_);
-  return out_open || err_open;
-}
-
-bool LauncherProcess::WaitForOutput(const std::string& needle,
-                                    absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (true) {
-    if (absl::StrContains(out_, needle) || absl::StrContains(err_, needle)) {
-      return true;
-    }
-    if (absl::Now() >= deadline) return false;
-    if (!Pump(absl::Milliseconds(50))) {
-      return absl::StrContains(out_, needle) || absl::StrContains(err_, needle);
-    }
-  }
-}
-
-absl::StatusOr<int> LauncherProcess::Wait(absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (Pump(absl::Milliseconds(50))) {
-    if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("entrograd-launch still running; output:\n", Output()));
-    }
-  }
-  while (!process_->TryReap()) {
-    if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("entrograd-launch did not exit; output:\n", Output()));
-    }
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  return *process_->wait_status();
-}
-
-void LauncherProcess::Signal(int signal) { ::kill(process_->pid(), signal); }
-
-std::string LauncherProcess::Output() const {
-  return absl::StrCat("--- stdout ---\n", out_, "--- stderr ---\n", err_);
+  std::vector<std::string> argv = {LauncherPath()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return LauncherProcess::Start(argv);
 }
 
 std::string WriteExecutable(const std::string& dir, const std::string& name,

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "support/captured_process.h"
 #include "workers/launcher/child_process.h"
 
 namespace entrograd::launcher::testing {
@@ -21,38 +22,11 @@ std::string LauncherPath();
 std::string AggregatorPath();
 std::string WorkerPath();
 
-// entrograd-launch running as a child of the test, its output collected
-// as the test waits. Killed (with its group) when destroyed; the launcher's
-// own children die with it (PR_SET_PDEATHSIG).
-class LauncherProcess {
- public:
-  static absl::StatusOr<std::unique_ptr<LauncherProcess>> Start(
-      const std::vector<std::string>& args);
-
-  // Collects output until stdout or stderr contains `needle`; false when
-  // the launcher exited or `timeout` passed first.
-  bool WaitForOutput(const std::string& needle, absl::Duration timeout);
-
-  // Collects output until the launcher exited and its pipes closed; the
-  // raw wait status, or DEADLINE_EXCEEDED.
-  absl::StatusOr<int> Wait(absl::Duration timeout);
-
-  void Signal(int signal);
-  pid_t pid() const { return process_->pid(); }
-  const std::string& out() const { return out_; }
-  const std::string& err() const { return err_; }
-  // stdout and stderr, for failure messages.
-  std::string Output() const;
-
- private:
-  // Reads what is there (waiting up to `wait` for some); false once both
-  // pipes are closed.
-  bool Pump(absl::Duration wait);
-
-  std::unique_ptr<ChildProcess> process_;
-  std::string out_;
-  std::string err_;
-};
+// entrograd-launch running as a child of the test (its own children die
+// with it: PR_SET_PDEATHSIG), started with `args`.
+using LauncherProcess = ::entrograd::testing::CapturedProcess;
+absl::StatusOr<std::unique_ptr<LauncherProcess>> StartLauncher(
+    const std::vector<std::string>& args);
 
 // Writes an executable file `name` into `dir` and returns its path.
 std::string WriteExecutable(const std::string& dir, const std::string& name,

@@ -114,7 +114,7 @@ TEST_F(LinkTopologyTest, LimitsTheRateAndCountsBytes) {
       std::unique_ptr<CapturedProcess> receiver,
       CapturedProcess::Start(
           topology->CommandInHost(0, {TcpRateHelperPath(), "receive", kPort})));
-  ASSERT_TRUE(receiver->WaitForStdout("listening", absl::Seconds(30)))
+  ASSERT_TRUE(receiver->WaitForOutput("listening", absl::Seconds(30)))
       << receiver->Output();
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<CapturedProcess> sender,

@@ -104,8 +104,8 @@ TEST_F(NetnsCliTest, SigtermStopsEverything) {
              "echo ready {host}; exec sleep 60"});
   ASSERT_NE(netns, nullptr);
   // Both hosts run once both have printed.
-  ASSERT_TRUE(netns->WaitForStdout("ready 0", kRunTimeout)) << netns->Output();
-  ASSERT_TRUE(netns->WaitForStdout("ready 1", kRunTimeout)) << netns->Output();
+  ASSERT_TRUE(netns->WaitForOutput("ready 0", kRunTimeout)) << netns->Output();
+  ASSERT_TRUE(netns->WaitForOutput("ready 1", kRunTimeout)) << netns->Output();
   netns->Signal(SIGTERM);
   EXPECT_EQ(ExitCode(*netns), 128 + SIGTERM) << netns->Output();
   EXPECT_THAT(netns->err(), HasSubstr("SIGTERM: stopping the hosts"));

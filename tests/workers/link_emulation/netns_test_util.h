@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "workers/launcher/child_process.h"
+#include "support/captured_process.h"
 
 namespace entrograd::link_emulation::testing {
 
@@ -26,39 +26,7 @@ absl::StatusOr<std::vector<std::string>> NamespacesNow();
 // leftovers of an entrograd-netns run.
 absl::StatusOr<std::vector<std::string>> NamespacesOfPid(pid_t pid);
 
-// A child of the test with its output collected as the test waits. Killed
-// (with its group) when destroyed.
-class CapturedProcess {
- public:
-  // Runs argv[0] (an absolute path) with argv[1..].
-  static absl::StatusOr<std::unique_ptr<CapturedProcess>> Start(
-      const std::vector<std::string>& argv);
-
-  // Collects output until stdout contains `needle`; false when the process
-  // closed its stdout or `timeout` passed first.
-  bool WaitForStdout(const std::string& needle, absl::Duration timeout);
-
-  // Collects output until the process exited and its pipes closed; the raw
-  // wait status, or DEADLINE_EXCEEDED (the process is left running).
-  absl::StatusOr<int> Wait(absl::Duration timeout);
-
-  // To the process only, not its group: as a user's `kill` would.
-  void Signal(int signal);
-  pid_t pid() const { return process_->pid(); }
-  const std::string& out() const { return out_; }
-  const std::string& err() const { return err_; }
-  // stdout and stderr, for failure messages.
-  std::string Output() const;
-
- private:
-  // Reads what is there (waiting up to `wait` for some); false once both
-  // pipes are closed.
-  bool Pump(absl::Duration wait);
-
-  std::unique_ptr<launcher::ChildProcess> process_;
-  std::string out_;
-  std::string err_;
-};
+using ::entrograd::testing::CapturedProcess;
 
 }  // namespace entrograd::link_emulation::testing
 
