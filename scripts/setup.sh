@@ -3,9 +3,10 @@
 # Idempotent and quiet: safe to run on every CI run and on a fresh Debian 12
 # machine as root. Packages already installed are not touched again.
 # ENTROGRAD_SETUP_PROMETHEUS=0 skips the Prometheus server (promtool);
+# ENTROGRAD_SETUP_SANITIZERS=0 skips clang and libFuzzer;
 # ENTROGRAD_SETUP_DEPLOY_TOOLS=0 skips helm, kubectl and the npm tools of the
 # deploy tests (scripts/setup_deploy_tools.sh, into .tools/). The Dockerfiles
-# set both to 0.
+# set all three to 0.
 set -euo pipefail
 
 PACKAGES=(
@@ -19,6 +20,11 @@ PACKAGES=(
   openssl  # test certificates for the TLS tests
   iproute2  # ip and tc: link emulation (entrograd-netns, --link)
 )
+# clang's sanitizer runtimes and libFuzzer: scripts/test_sanitizers.sh and
+# scripts/test_fuzz.sh (ENTROGRAD_SETUP_SANITIZERS=0 skips them).
+if [[ "${ENTROGRAD_SETUP_SANITIZERS:-1}" == 1 ]]; then
+  PACKAGES+=(clang libclang-rt-14-dev libfuzzer-14-dev)
+fi
 if [[ "${ENTROGRAD_SETUP_PROMETHEUS:-1}" == 1 ]]; then
   PACKAGES+=(prometheus)
 fi
