@@ -305,7 +305,14 @@ def main():
     p.add_argument("--rho", type=float, default=0.01, help="entropy policy's rho")
     p.add_argument("--run_timeout", type=int, default=3600, help="seconds per run")
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--report_only", action="store_true",
+                   help="only rebuild report.md and the plots from --out/results.json "
+                        "(of a run that was stopped, say)")
     args = p.parse_args()
+    if args.report_only:
+        saved = json.load(open(os.path.join(args.out, "results.json")))
+        write_report(saved["rows"], saved["compute_only"], argparse.Namespace(**saved["args"]))
+        return
     os.makedirs(args.out, exist_ok=True)
     runs = args.runs.split(",")
     rows, compute_only = [], {}
@@ -347,15 +354,19 @@ def main():
                 save()
     add_ratios(rows, compute_only)
     save()
+    write_report(rows, compute_only, args)
+
+
+def write_report(rows, compute_only, args):
+    add_ratios(rows, compute_only)
     text = report(rows + list(compute_only.values()), args)
     with open(os.path.join(args.out, "report.md"), "w") as f:
         f.write(text)
-    for link in args.links.split(","):
-        for model in args.models.split(","):
+    for link in sorted({r["link"] for r in rows}):
+        for model in sorted({r["model"] for r in rows}):
             svg_plot(rows, link, model,
                      os.path.join(args.out, f"time_to_accuracy_{link}_{model}.svg"))
     print(text)
-
 
 if __name__ == "__main__":
     main()
