@@ -352,12 +352,12 @@ def main():
                     entropy = row
                 rows.append(row)
                 save()
-    add_ratios(rows, compute_only)
+    write_report(rows, compute_only, args)  # adds the ratios to the rows
     save()
-    write_report(rows, compute_only, args)
 
 
 def write_report(rows, compute_only, args):
+    """Adds the ratios against DDP to `rows`, writes report.md and the plots."""
     add_ratios(rows, compute_only)
     text = report(rows + list(compute_only.values()), args)
     with open(os.path.join(args.out, "report.md"), "w") as f:
