@@ -4,9 +4,9 @@
 Runs, one after another on this machine, for every --links x --models pair:
   * PyTorch DDP (gloo), bench/ddp_fashion_mnist.py: on loopback with its own
     process spawning, on an emulated link through bench/ddp_link.sh;
-  * entrograd-launch with --policy dense, entropy (--rho) and topk, the
-    top-k density chosen so that it sends about the bytes entropy sent
-    (measured in the entropy run just before it);
+  * entrograd-launch (--shards aggregators) with --policy dense, entropy
+    (--rho) and topk, the top-k density chosen so that it sends about the
+    bytes entropy sent (measured in the entropy run just before it);
 and once per model DDP with --compute_only (no allreduce: the compute-only
 time per step, the denominator of the ideal speed-up). Every run uses the
 same model, data order, seed, batch, learning rate and steps.
@@ -133,6 +133,7 @@ def run_ddp(args, link, model, out_dir, compute_only=False):
 def run_entrograd(args, link, model, policy, rho, out_dir):
     cmd = [os.path.join(args.build, "workers/launcher/entrograd-launch"),
            f"--workers={args.workers}", f"--policy={policy}", f"--rho={rho}",
+           f"--shards={args.shards}",
            f"--out={out_dir}", f"--timeout={args.run_timeout}s",
            "--round_timeout=10m"]
     for key, value in common_args(args, model).items():
@@ -147,6 +148,7 @@ def run_entrograd(args, link, model, policy, rho, out_dir):
     interface = s["link_bytes"] if s.get("link") else None
     return {
         "link": link, "model": model, "run": f"entrograd_{policy}", "rho": rho,
+        "shards": s.get("shards", 1),
         "steps": s["steps"],
         "step_seconds": s["step_seconds_median"],
         "step_seconds_p90": s["step_seconds_p90"],
@@ -220,6 +222,8 @@ def report(rows, args):
     ]
     for r in rows:
         name = r["run"] + (f" (rho {r['rho']:g})" if "rho" in r else "")
+        if r.get("shards", 1) > 1:
+            name += f", {r['shards']} shards"
         lines.append(
             f"| {r['link']} | {r['model']} | {name} | {r['step_seconds']:.3f} s | "
             f"{fmt(r.get('speedup_vs_ddp'), '.2f')}x | {fmt(r.get('ideal_speedup'), '.2f')}x | "
@@ -303,6 +307,9 @@ def main():
     p.add_argument("--lr", type=float, default=0.1)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--rho", type=float, default=0.01, help="entropy policy's rho")
+    p.add_argument("--shards", type=int, default=1,
+                   help="entrograd's aggregator shards, each on its own link "
+                        "(large layers are cut into parts spread over them)")
     p.add_argument("--run_timeout", type=int, default=3600, help="seconds per run")
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--report_only", action="store_true",

@@ -129,6 +129,7 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
     return s;
   }
   client_options.merge_timeout = config.merge_timeout;
+  client_options.partition_bytes = config.partition_bytes;
   absl::StatusOr<std::unique_ptr<Client>> client =
       Client::Connect(client_options, LayerTableOf(named), initial_hash);
   if (!client.ok()) {

@@ -68,6 +68,9 @@ absl::Status ValidateWorkerConfig(const WorkerConfig& config) {
   }
   if (config.out_dir.empty()) return Bad("out", "expected a directory");
   if (config.threads < 1) return Bad("threads", "expected >= 1");
+  if (config.partition_bytes != 0 && config.partition_bytes < 4) {
+    return Bad("partition_bytes", "expected 0 (never cut) or >= 4");
+  }
   return ValidateTls(config);
 }
 

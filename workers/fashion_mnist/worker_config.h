@@ -50,6 +50,9 @@ struct WorkerConfig {
   int64_t checkpoint_interval = 0;  // steps; 0: none
   bool resume = true;               // continue from out_dir's checkpoint
   absl::Duration merge_timeout = absl::Seconds(120);
+  // Layers larger than this travel as parts spread over the shards
+  // (ClientOptions::partition_bytes); 0: never cut, otherwise >= 4.
+  int64_t partition_bytes = int64_t{4} << 20;
   int threads = 1;                 // LibTorch intra-op threads
   std::string metrics_listen;      // host:port of /metrics; empty: none
   bool per_layer_metrics = false;  // per-layer entropy/keep-ratio gauges

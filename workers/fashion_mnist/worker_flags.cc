@@ -53,6 +53,9 @@ ABSL_FLAG(bool, resume, true,
           "continue from the checkpoint in --out when there is one");
 ABSL_FLAG(absl::Duration, merge_timeout, absl::Seconds(120),
           "longest wait for one merged layer");
+ABSL_FLAG(int64_t, partition_bytes, int64_t{4} << 20,
+          "layers larger than this many float32 bytes travel as parts of at "
+          "most this size, spread over the shards (0: never cut)");
 ABSL_FLAG(int32_t, threads, 1, "LibTorch intra-op threads");
 ABSL_FLAG(std::string, metrics_listen, "",
           "serve client metrics on host:port /metrics (empty: off)");
@@ -114,6 +117,7 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   config.checkpoint_interval = absl::GetFlag(FLAGS_checkpoint_interval);
   config.resume = absl::GetFlag(FLAGS_resume);
   config.merge_timeout = absl::GetFlag(FLAGS_merge_timeout);
+  config.partition_bytes = absl::GetFlag(FLAGS_partition_bytes);
   config.threads = absl::GetFlag(FLAGS_threads);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   config.per_layer_metrics = absl::GetFlag(FLAGS_per_layer_metrics);

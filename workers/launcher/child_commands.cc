@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
@@ -61,10 +62,10 @@ bool ParseAggregatorPortLine(const std::string& line, AggregatorPorts* ports) {
 }
 
 std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
-                                    const std::string& aggregator_host,
-                                    int port, const std::string& job_id) {
+                                    const std::vector<std::string>& shards,
+                                    const std::string& job_id) {
   std::vector<std::string> args = {
-      absl::StrCat("--shards=", aggregator_host, ":", port),
+      absl::StrCat("--shards=", absl::StrJoin(shards, ",")),
       absl::StrCat("--world_size=", options.workers),
       absl::StrCat("--rank=", rank),
       absl::StrCat("--job_id=", job_id),

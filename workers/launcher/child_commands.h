@@ -24,11 +24,12 @@ struct AggregatorPorts {
 };
 bool ParseAggregatorPortLine(const std::string& line, AggregatorPorts* ports);
 
-// Flags of worker `rank` joining job `job_id` at `aggregator_host`:`port`,
-// then options.extra_worker_args split on whitespace.
+// Flags of worker `rank` joining job `job_id` at the shards `shards`
+// ("host:port", in shard order), then options.extra_worker_args split on
+// whitespace.
 std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
-                                    const std::string& aggregator_host,
-                                    int port, const std::string& job_id);
+                                    const std::vector<std::string>& shards,
+                                    const std::string& job_id);
 
 // <out>/rank<r>: the worker's own output directory (checkpoints).
 std::string WorkerOutDir(const LaunchOptions& options, int rank);

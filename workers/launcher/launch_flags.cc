@@ -21,6 +21,9 @@ const entrograd::launcher::LaunchOptions& Defaults() {
 
 ABSL_FLAG(int32_t, workers, Defaults().workers,
           "worker processes (world size)");
+ABSL_FLAG(int32_t, shards, Defaults().shards,
+          "aggregator processes; layers (and parts of large layers) spread "
+          "over them");
 ABSL_FLAG(
     std::string, policy, Defaults().policy,
     "compression policy: entropy, entropy_budget, topk, threshold or dense");
@@ -71,7 +74,7 @@ namespace entrograd::launcher {
 
 absl::StatusOr<LaunchOptions> LaunchOptionsFromFlags(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "entrograd-launch: trains on one machine with an aggregator and W "
+      "entrograd-launch: trains on one machine with S aggregator shards and W "
       "worker processes, shows progress, writes summary.json, summary.md and "
       "plot.svg.\n"
       "Usage: entrograd-launch [--workers=4] [--policy=entropy] [--rho=0.01] "
@@ -85,6 +88,7 @@ absl::StatusOr<LaunchOptions> LaunchOptionsFromFlags(int argc, char** argv) {
   }
   LaunchOptions options;
   options.workers = absl::GetFlag(FLAGS_workers);
+  options.shards = absl::GetFlag(FLAGS_shards);
   options.policy = absl::GetFlag(FLAGS_policy);
   options.rho = absl::GetFlag(FLAGS_rho);
   options.epochs = absl::GetFlag(FLAGS_epochs);

@@ -79,6 +79,9 @@ absl::Status ValidateLaunchOptions(const LaunchOptions& options) {
   if (options.workers < 1 || options.workers > 256) {
     return Invalid("workers", "in [1, 256]", absl::StrCat(options.workers));
   }
+  if (options.shards < 1 || options.shards > 64) {
+    return Invalid("shards", "in [1, 64]", absl::StrCat(options.shards));
+  }
   const std::vector<std::string>& policies = KnownPolicies();
   if (std::find(policies.begin(), policies.end(), options.policy) ==
       policies.end()) {

@@ -21,6 +21,11 @@ const std::vector<std::string>& KnownModels();
 struct LaunchOptions {
   // Worker processes (the world size). 1..256: one machine.
   int workers = 4;
+  // Aggregator processes (shards), 1..64. Every worker streams to all of
+  // them; layers, and the parts of large layers (the workers'
+  // --partition_bytes), spread over them by the shard map. Under --link each
+  // shard has its own namespace and link, as on a cluster.
+  int shards = 1;
   // Compression policy, one of KnownPolicies().
   std::string policy = "entropy";
   // Density (fraction of entries kept, 0 < rho <= 1; under "threshold" the

@@ -46,10 +46,12 @@ using Stream = ChildProcess::Stream;
 
 // One started process with its log and line splitting.
 struct Child {
-  Child(std::string name, int rank) : name(std::move(name)), rank(rank) {}
+  Child(std::string name, int rank, int shard = -1)
+      : name(std::move(name)), rank(rank), shard(shard) {}
 
-  const std::string name;  // "aggregator", "rank 3"
-  const int rank;          // -1: the aggregator
+  const std::string name;  // "aggregator", "aggregator 1", "rank 3"
+  const int rank;          // -1: an aggregator
+  const int shard;         // the aggregator's shard; -1: a worker
   std::unique_ptr<ChildProcess> process;
   ChildLog log{kFailureTailLines};
   LineBuffer stdout_lines;
@@ -76,16 +78,18 @@ class LaunchRun {
   enum class Phase { kStartingAggregator, kTraining, kStopping };
 
   absl::Status PrepareOutDir();
-  // Under --link: the namespaces, links and rate limits (host 0 is the
-  // aggregator, host r+1 worker r). Removed when the run object goes.
+  // Under --link: the namespaces, links and rate limits (hosts 0..S-1 are
+  // the aggregator shards, host S+r worker r). Removed when the run object
+  // goes.
   absl::Status CreateLinks();
   // `argv` as run on `host`: inside its namespace under --link.
   absl::StatusOr<std::unique_ptr<ChildProcess>> SpawnOnHost(
       int host, const std::string& binary, std::vector<std::string> args);
   std::string HostAddress(int host) const;
   std::optional<LinkTraffic> MeasureLinkTraffic() const;
-  absl::Status StartAggregator();
-  absl::Status StartWorkers(const AggregatorPorts& ports);
+  int WorkerHost(int rank) const { return options_.shards + rank; }
+  absl::Status StartAggregators();
+  absl::Status StartWorkers();
 
   // One poll round: output, signals, exits, deadlines.
   void Poll();
@@ -118,8 +122,10 @@ class LaunchRun {
   std::unique_ptr<SignalWatch> signals_;
   std::unique_ptr<link_emulation::LinkTopology> links_;
   std::vector<link_emulation::LinkTopology::Counters> counters_at_start_;
-  // The aggregator first, then the workers in rank order.
+  // The aggregator shards first, then the workers in rank order.
   std::vector<std::unique_ptr<Child>> children_;
+  // Each shard's ports, once its port line came.
+  std::vector<std::optional<AggregatorPorts>> shard_ports_;
   Phase phase_ = Phase::kStartingAggregator;
   std::optional<LaunchResult> outcome_;
   bool succeeded_ = false;
@@ -142,7 +148,7 @@ LaunchResult LaunchRun::Run() {
   absl::StatusOr<std::unique_ptr<SignalWatch>> signals = SignalWatch::Create();
   if (!signals.ok()) return {signals.status(), kExitFailure};
   signals_ = std::move(*signals);
-  if (absl::Status status = StartAggregator(); !status.ok()) {
+  if (absl::Status status = StartAggregators(); !status.ok()) {
     return {status, kExitFailure};
   }
   aggregator_deadline_ = absl::Now() + options_.aggregator_start_timeout;
@@ -179,7 +185,8 @@ absl::Status LaunchRun::CreateLinks() {
         "--link=", options_.link, " cannot run here: ", status.message()));
   }
   absl::StatusOr<std::unique_ptr<link_emulation::LinkTopology>> links =
-      link_emulation::LinkTopology::Create(options_.workers + 1, *rate);
+      link_emulation::LinkTopology::Create(options_.shards + options_.workers,
+                                           *rate);
   if (!links.ok()) {
     return absl::Status(
         links.status().code(),
@@ -193,7 +200,12 @@ absl::Status LaunchRun::CreateLinks() {
   display_.Message(absl::StrCat(
       kPrefix, "link emulation: ", links_->hosts(),
       " network namespaces on one bridge, every link ", options_.link,
-      " both ways (aggregator at ", links_->address(0), ")"));
+      " both ways (", options_.shards == 1 ? "aggregator" : "aggregators",
+      " at ", links_->address(0),
+      options_.shards == 1
+          ? std::string()
+          : absl::StrCat("..", links_->address(options_.shards - 1)),
+      ")"));
   return absl::OkStatus();
 }
 
@@ -227,30 +239,48 @@ std::optional<LinkTraffic> LaunchRun::MeasureLinkTraffic() const {
   for (size_t host = 0; host < now->size(); ++host) {
     const int64_t sent =
         (*now)[host].tx_bytes - counters_at_start_[host].tx_bytes;
-    (host == 0 ? traffic.aggregator_sent : traffic.workers_sent) += sent;
+    (static_cast<int>(host) < options_.shards ? traffic.aggregator_sent
+                                              : traffic.workers_sent) += sent;
   }
   return traffic;
 }
 
-absl::Status LaunchRun::StartAggregator() {
-  auto child = std::make_unique<Child>("aggregator", -1);
-  if (absl::Status status = child->log.Open(Path("aggregator.log"));
-      !status.ok()) {
-    return status;
+absl::Status LaunchRun::StartAggregators() {
+  shard_ports_.assign(options_.shards, std::nullopt);
+  for (int shard = 0; shard < options_.shards; ++shard) {
+    // One shard keeps the names it always had.
+    const bool one = options_.shards == 1;
+    auto child = std::make_unique<Child>(
+        one ? std::string("aggregator") : absl::StrCat("aggregator ", shard),
+        -1, shard);
+    if (absl::Status status = child->log.Open(Path(
+            one ? std::string("aggregator.log")
+                : absl::StrCat("aggregator", shard, ".log")));
+        !status.ok()) {
+      return status;
+    }
+    absl::StatusOr<std::unique_ptr<ChildProcess>> process =
+        SpawnOnHost(shard, options_.aggregator_bin,
+                    AggregatorArgs(options_, HostAddress(shard)));
+    if (!process.ok()) return process.status();
+    child->process = std::move(*process);
+    children_.push_back(std::move(child));
   }
-  absl::StatusOr<std::unique_ptr<ChildProcess>> process = SpawnOnHost(
-      0, options_.aggregator_bin, AggregatorArgs(options_, HostAddress(0)));
-  if (!process.ok()) return process.status();
-  child->process = std::move(*process);
-  children_.push_back(std::move(child));
   return absl::OkStatus();
 }
 
-absl::Status LaunchRun::StartWorkers(const AggregatorPorts& ports) {
-  display_.Message(absl::StrCat(
-      kPrefix, "aggregator (pid ", children_[0]->process->pid(),
-      ") serving on ", HostAddress(0), ":", ports.port, ", metrics on http://",
-      HostAddress(0), ":", ports.metrics_port, "/metrics"));
+absl::Status LaunchRun::StartWorkers() {
+  std::vector<std::string> shard_addresses;
+  for (int shard = 0; shard < options_.shards; ++shard) {
+    const AggregatorPorts& ports = *shard_ports_[shard];
+    shard_addresses.push_back(
+        absl::StrCat(HostAddress(shard), ":", ports.port));
+    display_.Message(absl::StrCat(
+        kPrefix, children_[shard]->name, " (pid ",
+        children_[shard]->process->pid(), ") serving on ",
+        shard_addresses.back(), ", metrics on http://", HostAddress(shard),
+        ":", ports.metrics_port, "/metrics"));
+  }
   for (int rank = 0; rank < options_.workers; ++rank) {
     auto child = std::make_unique<Child>(absl::StrCat("rank ", rank), rank);
     if (absl::Status status =
@@ -258,9 +288,9 @@ absl::Status LaunchRun::StartWorkers(const AggregatorPorts& ports) {
         !status.ok()) {
       return status;
     }
-    absl::StatusOr<std::unique_ptr<ChildProcess>> process = SpawnOnHost(
-        rank + 1, options_.worker_bin,
-        WorkerArgs(options_, rank, HostAddress(0), ports.port, job_id_));
+    absl::StatusOr<std::unique_ptr<ChildProcess>> process =
+        SpawnOnHost(WorkerHost(rank), options_.worker_bin,
+                    WorkerArgs(options_, rank, shard_addresses, job_id_));
     if (!process.ok()) return process.status();
     child->process = std::move(*process);
     children_.push_back(std::move(child));
@@ -301,9 +331,14 @@ void LaunchRun::Poll() {
   ReapExited();
   const absl::Time now = absl::Now();
   if (phase_ == Phase::kStartingAggregator && now >= aggregator_deadline_) {
-    Fail(children_[0].get(),
-         absl::StrCat("did not report its port within ",
-                      absl::FormatDuration(options_.aggregator_start_timeout)));
+    for (int shard = 0; shard < options_.shards; ++shard) {
+      if (shard_ports_[shard].has_value()) continue;
+      Fail(children_[shard].get(),
+           absl::StrCat(
+               "did not report its port within ",
+               absl::FormatDuration(options_.aggregator_start_timeout)));
+      break;
+    }
   }
   if (options_.timeout > absl::ZeroDuration() && phase_ != Phase::kStopping &&
       now >= start_time_ + options_.timeout) {
@@ -345,8 +380,12 @@ void LaunchRun::HandleAggregatorLine(Child& child, const std::string& line) {
       !ParseAggregatorPortLine(line, &ports)) {
     return;
   }
+  shard_ports_[child.shard] = ports;
+  for (const std::optional<AggregatorPorts>& shard : shard_ports_) {
+    if (!shard.has_value()) return;
+  }
   phase_ = Phase::kTraining;
-  if (absl::Status status = StartWorkers(ports); !status.ok()) {
+  if (absl::Status status = StartWorkers(); !status.ok()) {
     Fail(nullptr, absl::StrCat("cannot start the workers: ", status.message()));
   }
 }
@@ -409,7 +448,7 @@ void LaunchRun::HandleEvent(Child& child, const WorkerEvent& event) {
 }
 
 void LaunchRun::ReapExited() {
-  // By index: an aggregator's last line may start the workers (push_back).
+  // By index: an aggregator's port line may start the workers (push_back).
   for (size_t i = 0; i < children_.size(); ++i) {
     Child& child = *children_[i];
     if (child.process->running() && child.process->TryReap()) {
@@ -445,9 +484,9 @@ void LaunchRun::HandleExit(Child& child) {
     Fail(&child, "exited with status 0 without sending its done event");
     return;
   }
-  for (size_t i = 1; i < children_.size(); ++i) {
-    const Child& worker = *children_[i];
-    if (worker.process->running() || !worker.sent_done) return;
+  for (const std::unique_ptr<Child>& worker : children_) {
+    if (worker->rank < 0) continue;
+    if (worker->process->running() || !worker->sent_done) return;
   }
   Succeed();
 }

@@ -148,6 +148,7 @@ RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
   summary.job_id = job_id;
   summary.policy = options.policy;
   summary.workers = options.workers;
+  summary.shards = options.shards;
   summary.rho = options.rho;
   summary.epochs = options.epochs;
   summary.max_steps = options.max_steps;
@@ -209,6 +210,7 @@ std::string SummaryJson(const RunSummary& summary) {
   json.Add("job_id", summary.job_id)
       .Add("policy", summary.policy)
       .Add("workers", summary.workers)
+      .Add("shards", summary.shards)
       .Add("rho", summary.rho)
       .Add("epochs", summary.epochs)
       .Add("epochs_completed", summary.epochs_completed)
@@ -281,7 +283,8 @@ std::string SummaryMarkdown(const RunSummary& summary) {
   std::vector<std::pair<std::string, std::string>> rows = {
       {"policy", summary.policy},
       {"rho", absl::StrFormat("%g", summary.rho)},
-      {"workers", absl::StrCat(summary.workers)},
+      {"workers, aggregator shards",
+       absl::StrCat(summary.workers, ", ", summary.shards)},
       {"epochs (completed / requested)",
        absl::StrCat(summary.epochs_completed, " / ", summary.epochs)},
       {"steps", FormatCount(summary.steps)},

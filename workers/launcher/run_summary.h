@@ -37,7 +37,7 @@ struct StepBreakdown {
 struct LinkTraffic {
   std::string rate;             // as given, e.g. "1gbit"
   int64_t workers_sent = 0;     // tx bytes of the workers' interfaces
-  int64_t aggregator_sent = 0;  // tx bytes of the aggregator's interface
+  int64_t aggregator_sent = 0;  // tx bytes of the aggregator shards' interfaces
   int64_t total() const { return workers_sent + aggregator_sent; }
 };
 
@@ -49,6 +49,7 @@ struct RunSummary {
   std::string job_id;
   std::string policy;
   int workers = 0;
+  int shards = 1;  // aggregator processes
   double rho = 0;
   int epochs = 0;  // requested
   int64_t max_steps = 0;

@@ -1,7 +1,8 @@
 // entrograd::Client: a training worker's connection to the aggregator shards
 // (DESIGN.md "Semantics that must hold"). One bidirectional Exchange stream
-// per shard; each layer goes to the shard the ShardMap picks for (job,
-// layer). Layers are sent as soon as they are compressed and merged layers
+// per shard; each layer (or each part of a large one, see
+// ClientOptions::partition_bytes) goes to the shard the ShardMap picks for
+// (job, layer). Layers are sent as soon as they are compressed and merged layers
 // are received as they arrive, so communication overlaps the backward pass.
 //
 // Nothing lost: the client keeps each layer's last two contributions. When a
@@ -88,6 +89,15 @@ struct ClientOptions {
   // Largest message sent, bytes. Each shard's own limit (its JoinAck) also
   // bounds what is sent to it; what a shard sends is accepted whatever size.
   int64_t max_message_bytes = int64_t{256} << 20;
+  // Layers of more than this many float32 bytes travel as parts of at most
+  // this size, as BytePS partitions large tensors. Each part is a layer of
+  // its own on the wire (named "<layer>#<i>/<k>" in the Join), with its own
+  // round on the shard the shard map picks for it, so one large layer
+  // spreads its bytes and its merge over every shard. The caller still sees
+  // whole layers, and the merged values are bitwise those of the whole
+  // layer's merge (the merge is element by element). Compression is not
+  // affected: parts are cut after it. 0: never cut; otherwise >= 4.
+  int64_t partition_bytes = int64_t{4} << 20;
 };
 
 // One layer of the model, as the Join's layer table carries it.

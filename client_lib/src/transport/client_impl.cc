@@ -8,6 +8,8 @@
 #include "entrograd/codec.h"
 #include "transport/channel_factory.h"
 #include "transport/client_options_check.h"
+#include "transport/layer_partition.h"
+#include "transport/partitioned_client.h"
 #include "transport/payload_proto.h"
 
 namespace entrograd {
@@ -45,8 +47,33 @@ v1::Join MakeJoin(const ClientOptions& options,
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
     ClientOptions options, std::vector<LayerSpecification> layers,
     uint64_t initial_params_hash, absl::Duration join_timeout) {
-  return ClientImpl::Connect(std::move(options), std::move(layers),
-                             initial_params_hash, join_timeout);
+  if (options.partition_bytes < 0 ||
+      (options.partition_bytes > 0 &&
+       options.partition_bytes < static_cast<int64_t>(sizeof(float)))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("partition_bytes = ", options.partition_bytes,
+                     " must be 0 (never cut layers) or at least 4"));
+  }
+  if (options.partition_bytes == 0) {
+    return ClientImpl::Connect(std::move(options), std::move(layers),
+                               initial_params_hash, join_timeout);
+  }
+  ENTROGRAD_RETURN_IF_ERROR(ValidateLayerTable(layers));
+  ENTROGRAD_ASSIGN_OR_RETURN(
+      LayerPartition partition,
+      LayerPartition::Create(layers, static_cast<uint64_t>(
+                                         options.partition_bytes) /
+                                         sizeof(float)));
+  if (!partition.cuts_any_layer()) {
+    return ClientImpl::Connect(std::move(options), std::move(layers),
+                               initial_params_hash, join_timeout);
+  }
+  ENTROGRAD_ASSIGN_OR_RETURN(
+      std::unique_ptr<Client> inner,
+      ClientImpl::Connect(std::move(options), partition.wire_layers(),
+                          initial_params_hash, join_timeout));
+  return std::unique_ptr<Client>(
+      new PartitionedClient(std::move(inner), std::move(partition)));
 }
 
 absl::StatusOr<std::unique_ptr<Client>> ClientImpl::Connect(

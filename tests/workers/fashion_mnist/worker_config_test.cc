@@ -98,5 +98,21 @@ TEST_F(WorkerConfigTlsTest, ClientCertificateWithoutCaIsRefused) {
               StatusIs(absl::StatusCode::kInvalidArgument, "--tls_ca"));
 }
 
+TEST(WorkerConfigTest, PartitionBytesIsZeroOrAtLeastOneFloat) {
+  WorkerConfig config;
+  config.shards = {"127.0.0.1:50051"};
+  for (int64_t ok : {int64_t{0}, int64_t{4}, int64_t{4} << 20}) {
+    config.partition_bytes = ok;
+    EXPECT_THAT(ValidateWorkerConfig(config), IsOk()) << ok;
+  }
+  for (int64_t bad : {int64_t{-4}, int64_t{3}}) {
+    config.partition_bytes = bad;
+    EXPECT_THAT(ValidateWorkerConfig(config),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "--partition_bytes"))
+        << bad;
+  }
+}
+
 }  // namespace
 }  // namespace entrograd::workers

@@ -30,6 +30,8 @@ TEST(LaunchOptionsTest, ErrorsNameTheFlag) {
   const std::vector<BadOption> cases = {
       {"--workers", [](LaunchOptions& o) { o.workers = 0; }},
       {"--workers", [](LaunchOptions& o) { o.workers = 1000; }},
+      {"--shards", [](LaunchOptions& o) { o.shards = 0; }},
+      {"--shards", [](LaunchOptions& o) { o.shards = 65; }},
       {"--policy", [](LaunchOptions& o) { o.policy = "random"; }},
       {"--rho", [](LaunchOptions& o) { o.rho = 0; }},
       {"--rho", [](LaunchOptions& o) { o.rho = 1.5; }},
@@ -102,8 +104,8 @@ TEST(ChildCommandsTest, UnderLinkEmulationProcessesUseNamespaceAddresses) {
   EXPECT_THAT(AggregatorArgs(options, "10.213.0.1"),
               ::testing::IsSupersetOf(
                   {"--listen=10.213.0.1:0", "--metrics_listen=10.213.0.1:0"}));
-  EXPECT_THAT(WorkerArgs(options, 0, "10.213.0.1", 4000, "j"),
-              ::testing::IsSupersetOf({"--shards=10.213.0.1:4000",
+  EXPECT_THAT(WorkerArgs(options, 0, {"10.213.0.1:4000", "10.213.0.2:4001"}, "j"),
+              ::testing::IsSupersetOf({"--shards=10.213.0.1:4000,10.213.0.2:4001",
                                        "--model=wide", "--eval_every=25"}));
 }
 
@@ -130,7 +132,7 @@ TEST(ChildCommandsTest, WorkerGetsEveryFlag) {
   options.checkpoint_interval = 10;
   options.extra_worker_args = "  --log_level=debug\t--threads=1 ";
   EXPECT_THAT(
-      WorkerArgs(options, 1, "127.0.0.1", 5000, "job-7"),
+      WorkerArgs(options, 1, {"127.0.0.1:5000"}, "job-7"),
       ElementsAre("--shards=127.0.0.1:5000", "--world_size=2", "--rank=1",
                   "--job_id=job-7", "--policy=topk", "--rho=0.001",
                   "--epochs=1", "--max_steps=20", "--batch_size=64", "--lr=0.1",

@@ -63,6 +63,50 @@ TEST(LauncherIntegrationTest, TwoWorkersTwentyStepsSucceed) {
   EXPECT_TRUE(std::filesystem::exists(out + "/aggregator.log"));
 }
 
+// Three aggregator shards with the CNN's large layers cut into parts of
+// 64 KiB end bitwise where one shard with whole layers ends: the merge is
+// element by element, so where a part is merged does not change a bit.
+TEST(LauncherIntegrationTest, ShardsAndCutLayersEndBitwiseAsOneShard) {
+  if (!std::filesystem::exists(WorkerPath())) {
+    GTEST_SKIP() << "entrograd-worker not built (" << WorkerPath() << ")";
+  }
+  TempDir dir;
+  std::vector<std::string> hashes;
+  for (const auto& [shards, partition] :
+       std::vector<std::pair<std::string, std::string>>{{"1", "0"},
+                                                        {"3", "65536"}}) {
+    const std::string out = dir.File("run" + shards);
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+        auto launcher,
+        StartLauncher({"--workers", "2", "--shards", shards, "--max_steps",
+                       "6", "--job_id", "sharded-" + shards,
+                       "--extra_worker_args=--partition_bytes=" + partition,
+                       "--out", out}));
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status,
+                                   launcher->Wait(absl::Minutes(8)));
+    ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
+    ASSERT_EQ(WEXITSTATUS(status), 0) << launcher->Output();
+    const std::string text = ReadFileOrEmpty(out + "/summary.json");
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(FlatJsonObject summary,
+                                   ParseFlatJsonObject(text));
+    EXPECT_EQ(summary["shards"].number, std::stod(shards)) << text;
+    EXPECT_TRUE(summary["replicas_identical"].boolean) << text;
+    hashes.push_back(summary["params_hash"].string);
+    if (shards == "3") {
+      // Every shard served part of the job.
+      for (int shard = 0; shard < 3; ++shard) {
+        const std::string log =
+            ReadFileOrEmpty(out + "/aggregator" + std::to_string(shard) + ".log");
+        EXPECT_THAT(log, HasSubstr("job \"sharded-3\" created")) << shard;
+      }
+      EXPECT_THAT(launcher->Output(), HasSubstr("aggregator 2 (pid"));
+    }
+  }
+  ASSERT_EQ(hashes.size(), 2u);
+  EXPECT_FALSE(hashes[0].empty());
+  EXPECT_EQ(hashes[0], hashes[1]);
+}
+
 // The pid of the running process whose command line holds every one of
 // `needles`, or -1.
 pid_t FindProcess(const std::vector<std::string>& needles) {

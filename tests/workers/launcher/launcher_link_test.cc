@@ -147,6 +147,39 @@ TEST_F(LauncherLinkTest, LinkEmulationLimitsTheRateAndLeavesNothingBehind) {
               ::testing::IsEmpty());
 }
 
+// Two shards, each in its own namespace behind its own link, with the
+// CNN's large layer cut into parts: both shards serve the job, and the
+// aggregators' links together carried the downlink.
+TEST_F(LauncherLinkTest, EveryShardGetsItsOwnNamespaceAndLink) {
+  RequireLinkEmulation();
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      auto launcher,
+      StartLauncher({"--workers=2", "--shards=2", "--policy=dense",
+                     "--max_steps=3", "--link=100mbit", "--timeout=5m",
+                     "--job_id=two-shards",
+                     "--extra_worker_args=--partition_bytes=262144",
+                     "--out=" + Out()}));
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(6)));
+  ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
+  ASSERT_EQ(WEXITSTATUS(status), 0) << launcher->Output();
+  EXPECT_THAT(launcher->Output(),
+              HasSubstr("link emulation: 4 network namespaces"));
+  EXPECT_THAT(launcher->Output(), HasSubstr("aggregators at 10.213."));
+  for (int shard = 0; shard < 2; ++shard) {
+    EXPECT_THAT(ReadFileOrEmpty(absl::StrCat(Out(), "/aggregator", shard,
+                                             ".log")),
+                HasSubstr("job \"two-shards\" created"))
+        << "shard " << shard << " served nothing";
+  }
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FlatJsonObject summary, Summary());
+  EXPECT_EQ(Number(summary, "shards"), 2);
+  EXPECT_TRUE(summary["replicas_identical"].boolean);
+  // Dense: the shards sent each rank the merged gradient, ~1.8 MB a step.
+  EXPECT_GT(Number(summary, "link_aggregator_sent_bytes"), 3 * 2 * 0.9e6);
+  EXPECT_THAT(NamespacesWith(absl::StrCat("eg", launcher->pid(), "-")),
+              ::testing::IsEmpty());
+}
+
 TEST_F(LauncherLinkTest, InterruptedLinkRunRemovesItsNamespaces) {
   RequireLinkEmulation();
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
