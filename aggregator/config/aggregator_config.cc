@@ -75,10 +75,30 @@ absl::Status ValidateConfig(const AggregatorConfig& config) {
     return BadFlag("max_world_size", absl::StrCat(registry.max_world_size),
                    "expected 1 to 1000000");
   }
+  if (registry.max_layers < 1 || registry.max_layers > 1000000) {
+    return BadFlag("max_layers", absl::StrCat(registry.max_layers),
+                   "expected 1 to 1000000");
+  }
+  if (registry.max_rounds_per_job < 1) {
+    return BadFlag("max_rounds_per_job",
+                   absl::StrCat(registry.max_rounds_per_job), "expected >= 1");
+  }
+  if (registry.max_incarnation_lead < absl::ZeroDuration()) {
+    return BadFlag("max_incarnation_lead",
+                   absl::FormatDuration(registry.max_incarnation_lead),
+                   "expected a duration >= 0 such as 1h");
+  }
   if (config.max_message_bytes < 1024 ||
       config.max_message_bytes > (int64_t{2} << 30) - 1) {
     return BadFlag("max_message_bytes", absl::StrCat(config.max_message_bytes),
                    "expected 1024 to 2147483647");
+  }
+  if (config.max_stream_queue_bytes != 0 &&
+      config.max_stream_queue_bytes < config.max_message_bytes) {
+    return BadFlag("max_stream_queue_bytes",
+                   absl::StrCat(config.max_stream_queue_bytes),
+                   "expected 0 (4 x --max_message_bytes) or at least "
+                   "--max_message_bytes");
   }
   if (config.keepalive_time < absl::Seconds(1)) {
     return BadFlag("keepalive_time",

@@ -23,10 +23,15 @@ struct AggregatorConfig {
   // token, so plaintext exposes nothing. Flag --health_listen.
   std::string health_listen;
   // Rounds, quota, limits (flags --round_timeout, --memory_quota_bytes,
-  // --max_jobs, --max_world_size, --max_steps_ahead).
+  // --max_jobs, --max_world_size, --max_layers, --max_rounds_per_job,
+  // --max_steps_ahead, --max_incarnation_lead).
   RegistryOptions registry;
   // Largest message accepted or sent, bytes. Flag --max_message_bytes.
   int64_t max_message_bytes = int64_t{256} << 20;
+  // Bytes of answers (merged updates, round errors) queued for one stream;
+  // a worker that reads slower than that is ended with RESOURCE_EXHAUSTED
+  // and reconnects. 0: 4 x max_message_bytes. Flag --max_stream_queue_bytes.
+  int64_t max_stream_queue_bytes = 0;
   // HTTP/2 keepalive ping interval and ack timeout. Flags --keepalive_time,
   // --keepalive_timeout.
   absl::Duration keepalive_time = absl::Seconds(30);

@@ -20,6 +20,19 @@ ABSL_FLAG(int64_t, memory_quota_bytes, int64_t{4} << 30,
 ABSL_FLAG(int32_t, max_jobs, 64, "jobs served at once");
 ABSL_FLAG(uint32_t, max_world_size, 4096,
           "largest world size a Join may declare");
+ABSL_FLAG(int32_t, max_layers, entrograd::aggregator::RegistryOptions{}.max_layers,
+          "largest layer table a Join may declare");
+ABSL_FLAG(int32_t, max_rounds_per_job,
+          entrograd::aggregator::RegistryOptions{}.max_rounds_per_job,
+          "rounds in flight per job (more: RESOURCE_EXHAUSTED, retryable); "
+          "also the aborted-round records a job keeps");
+ABSL_FLAG(absl::Duration, max_incarnation_lead,
+          entrograd::aggregator::RegistryOptions{}.max_incarnation_lead,
+          "how far a Join's incarnation may be ahead of this shard's clock "
+          "in microseconds since the Unix epoch (FAILED_PRECONDITION beyond)");
+ABSL_FLAG(int64_t, max_stream_queue_bytes, 0,
+          "bytes of answers queued for one stream; a slower reader is ended "
+          "with RESOURCE_EXHAUSTED (0: 4 x --max_message_bytes)");
 ABSL_FLAG(uint32_t, max_steps_ahead, 4,
           "steps a contribution may run ahead of the slowest rank");
 ABSL_FLAG(int64_t, max_message_bytes, int64_t{256} << 20,
@@ -59,6 +72,11 @@ absl::StatusOr<AggregatorConfig> ConfigFromFlags(int argc, char** argv) {
   config.registry.max_jobs = absl::GetFlag(FLAGS_max_jobs);
   config.registry.max_world_size = absl::GetFlag(FLAGS_max_world_size);
   config.registry.max_steps_ahead = absl::GetFlag(FLAGS_max_steps_ahead);
+  config.registry.max_layers = absl::GetFlag(FLAGS_max_layers);
+  config.registry.max_rounds_per_job = absl::GetFlag(FLAGS_max_rounds_per_job);
+  config.registry.max_incarnation_lead =
+      absl::GetFlag(FLAGS_max_incarnation_lead);
+  config.max_stream_queue_bytes = absl::GetFlag(FLAGS_max_stream_queue_bytes);
   config.registry.shard_name = absl::GetFlag(FLAGS_shard_name);
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   config.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "aggregator/merge/sparse_merge.h"
 #include "aggregator/rounds/log_text.h"
+#include "aggregator/rounds/non_finite_values.h"
+#include "aggregator/rounds/round_error.h"
 #include "common/log.h"
 #include "entrograd/codec.h"
 #include "transport/job_id.h"
@@ -19,34 +20,70 @@ namespace {
 
 using RoundKey = std::pair<int64_t, uint32_t>;  // (step, layer)
 
+// Layer names come from the wire: every message names them through LogText
+// (escaped, cut), so one RoundError per refused update cannot echo a long
+// name back.
 std::string RoundName(int64_t step, uint32_t layer, absl::string_view name) {
-  return absl::StrCat("round (step ", step, ", layer ", layer, " \"", name,
-                      "\")");
+  return absl::StrCat("round (step ", step, ", layer ", layer, " \"",
+                      LogText(name), "\")");
 }
 
-std::shared_ptr<const v1::AggregatorMessage> MakeRoundError(
-    int64_t step, uint32_t layer, absl::StatusCode code,
-    const std::string& message) {
-  auto out = std::make_shared<v1::AggregatorMessage>();
-  v1::RoundError* error = out->mutable_round_error();
-  error->set_step(step);
-  error->set_layer_index(layer);
-  error->set_code(static_cast<int32_t>(code));
-  error->set_message(message);
-  return out;
-}
-
-// The codec reports NaN/Inf values as "... is NaN" / "... is Inf"; such a
-// contribution aborts its round for every rank instead of being refused
-// for its sender only.
-bool IsNonFiniteError(const absl::Status& status) {
-  return absl::StrContains(status.message(), " is NaN") ||
-         absl::StrContains(status.message(), " is Inf");
-}
+// A map node and the bookkeeping beside each kept record, approximately.
+constexpr int64_t kRecordOverheadBytes = 64;
+// At least sizeof(Round) and sizeof(Job::Member) (checked in the
+// constructor, which may name them).
+constexpr int64_t kRoundFixedBytes = 128;
+constexpr int64_t kMemberBytes = 48;
 
 int64_t DecodedBytes(const DecodedPayload& payload) {
   return static_cast<int64_t>(payload.indices.size() * sizeof(uint32_t) +
                               payload.values.size() * sizeof(float));
+}
+
+// What DecodePayload may allocate for `payload` of a `numel`-element layer,
+// known before decoding: numel values when dense, else count indices and
+// values (a count above numel is refused by the decoder before it
+// allocates).
+int64_t DecodedBytesBound(const v1::SparsePayload& payload, uint64_t numel) {
+  if (payload.index_encoding() == v1::INDEX_ENCODING_DENSE) {
+    return static_cast<int64_t>(numel * sizeof(float));
+  }
+  const uint64_t count = std::min<uint64_t>(payload.count(), numel);
+  return static_cast<int64_t>(count * (sizeof(uint32_t) + sizeof(float)));
+}
+
+// Entries a decoded contribution adds to its round's merge.
+uint64_t EntriesOf(const DecodedPayload& payload) {
+  return payload.dense ? payload.numel : payload.indices.size();
+}
+
+int64_t AbortRecordBytes(const absl::Status& reason) {
+  return kRecordOverheadBytes + static_cast<int64_t>(sizeof(absl::Status) +
+                                                     reason.message().size());
+}
+
+// A Join's incarnation beyond this is refused (RegistryOptions::
+// max_incarnation_lead): the shard's clock in microseconds plus the lead.
+uint64_t IncarnationLimit(absl::Duration lead) {
+  const int64_t now_us = absl::ToUnixMicros(absl::Now());
+  const int64_t lead_us = absl::ToInt64Microseconds(lead);
+  return static_cast<uint64_t>(std::max<int64_t>(now_us, 0)) +
+         static_cast<uint64_t>(std::max<int64_t>(lead_us, 0));
+}
+
+absl::Status ValidateLayerName(int index, absl::string_view name) {
+  const auto printable = [](char c) {
+    return static_cast<unsigned char>(c) >= 0x20 &&
+           static_cast<unsigned char>(c) <= 0x7e;
+  };
+  if (name.empty() || name.size() > kMaxLayerNameBytes ||
+      !std::all_of(name.begin(), name.end(), printable)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "join.layers[", index, "].name \"", LogText(name), "\" (", name.size(),
+        " bytes) is invalid; expected 1 to ", kMaxLayerNameBytes,
+        " printable ASCII bytes (0x20-0x7e)"));
+  }
+  return absl::OkStatus();
 }
 
 // The step fields of an update, checked before any state changes. With
@@ -117,10 +154,12 @@ absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> MergeRound(
   PayloadToProto(*encoded, merged_layer->mutable_payload());
   const uint64_t message_bytes = message->ByteSizeLong();
   if (message_bytes > max_message_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the merged update is ", message_bytes,
-        " bytes, more than max_message_bytes = ", max_message_bytes,
-        " (the ranks together keep too many entries)"));
+    return WithRoundErrorReason(
+        absl::ResourceExhaustedError(absl::StrCat(
+            "the merged update is ", message_bytes,
+            " bytes, more than max_message_bytes = ", max_message_bytes,
+            " (the ranks together keep too many entries)")),
+        v1::ROUND_ERROR_REASON_MERGED_TOO_LARGE);
   }
   return message;
 }
@@ -132,7 +171,11 @@ struct JobRegistry::Round {
   absl::Time deadline;
   std::vector<std::optional<DecodedPayload>> by_rank;
   int contributed = 0;
+  // Counted against the quota: RoundOverheadBytes plus the decoded
+  // contributions.
   int64_t bytes = 0;
+  // Entries of the decoded contributions, for MergeBytesBound.
+  uint64_t entries = 0;
 };
 
 struct JobRegistry::Job {
@@ -157,6 +200,9 @@ struct JobRegistry::Job {
   std::map<RoundKey, std::unique_ptr<Round>> rounds;
   std::map<RoundKey, Completed> completed;
   std::map<RoundKey, absl::Status> aborted;  // why, kept like completed
+  // Counted against the quota: JobTableBytes, and the aborted records.
+  int64_t table_bytes = 0;
+  int64_t aborted_bytes = 0;
 
   // Every rank applied every layer of steps <= this.
   int64_t MinAppliedStep() const {
@@ -184,8 +230,38 @@ struct JobRegistry::Job {
   }
 };
 
+int64_t RoundOverheadBytes(uint32_t world_size) {
+  return kRecordOverheadBytes + kRoundFixedBytes +
+         static_cast<int64_t>(world_size) *
+             static_cast<int64_t>(sizeof(std::optional<DecodedPayload>));
+}
+
+int64_t MergeBytesBound(uint64_t numel, uint64_t entries) {
+  const uint64_t merged = std::min(numel, entries);
+  // The merged indices and values; the encoding picks the smallest layout,
+  // never larger than raw indices and values nor than a bitmap plus dense
+  // values; PayloadToProto copies it into the message.
+  const uint64_t merged_bytes = merged * (sizeof(uint32_t) + sizeof(float));
+  const uint64_t encoded = std::min(merged_bytes, numel * sizeof(float) +
+                                                      numel / 8 + 64);
+  return static_cast<int64_t>(merged_bytes + 2 * encoded);
+}
+
+int64_t JobTableBytes(const v1::Join& join) {
+  int64_t bytes = kRecordOverheadBytes + 512;  // the job record itself
+  for (const v1::LayerInfo& layer : join.layers()) {
+    bytes += static_cast<int64_t>(sizeof(v1::LayerInfo) + layer.name().size());
+  }
+  // A Member is an incarnation, a flag, a sink pointer and an applied step.
+  bytes += static_cast<int64_t>(join.world_size()) * kMemberBytes;
+  return bytes;
+}
+
 JobRegistry::JobRegistry(RegistryOptions options, AggregatorMetrics* metrics)
-    : options_(std::move(options)), metrics_(metrics) {}
+    : options_(std::move(options)), metrics_(metrics) {
+  static_assert(sizeof(Round) <= kRoundFixedBytes);
+  static_assert(sizeof(Job::Member) <= kMemberBytes);
+}
 
 JobRegistry::~JobRegistry() = default;
 
@@ -216,11 +292,15 @@ absl::Status JobRegistry::ValidateJoinShape(const v1::Join& join) const {
                      " entries; expected 1 to ", options_.max_layers));
   }
   for (int l = 0; l < join.layers_size(); ++l) {
+    if (absl::Status status = ValidateLayerName(l, join.layers(l).name());
+        !status.ok()) {
+      return status;
+    }
     const uint64_t numel = join.layers(l).numel();
     if (numel < 1 || numel > kMaxPayloadNumel) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "join.layers[", l, "] (\"", join.layers(l).name(), "\") has numel ",
-          numel, "; expected 1 to ", kMaxPayloadNumel));
+          "join.layers[", l, "] (\"", LogText(join.layers(l).name()),
+          "\") has numel ", numel, "; expected 1 to ", kMaxPayloadNumel));
     }
   }
   return absl::OkStatus();
@@ -243,9 +323,10 @@ absl::Status JobRegistry::CompareWithJob(const Job& job,
     const v1::LayerInfo& mine = join.layers(l);
     const v1::LayerInfo& theirs = job.layers[l];
     if (mine.name() != theirs.name() || mine.numel() != theirs.numel()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          prefix, "layer ", l, " is \"", mine.name(), "\" with ", mine.numel(),
-          " elements vs \"", theirs.name(), "\" with ", theirs.numel()));
+      return absl::FailedPreconditionError(
+          absl::StrCat(prefix, "layer ", l, " is \"", LogText(mine.name()),
+                       "\" with ", mine.numel(), " elements vs \"",
+                       LogText(theirs.name()), "\" with ", theirs.numel()));
     }
   }
   if (join.initial_params_hash() != job.params_hash) {
@@ -277,6 +358,8 @@ JobRegistry::Job& JobRegistry::CreateJobLocked(const v1::Join& join) {
   job->layers.assign(join.layers().begin(), join.layers().end());
   job->params_hash = join.initial_params_hash();
   job->members.resize(join.world_size());
+  job->table_bytes = JobTableBytes(join);
+  bytes_held_ += job->table_bytes;
   ENTROGRAD_LOG(kInfo, "job \"", join.job_id(), "\" created: world size ",
                 join.world_size(), ", ", join.layers_size(), " layers");
   return *jobs_.emplace(join.job_id(), std::move(job)).first->second;
@@ -326,6 +409,23 @@ absl::StatusOr<MemberId> JobRegistry::Join(
         if (metrics_) metrics_->AddReject(RejectReason::kJoinMismatch);
         return status;
       }
+    } else if (absl::Status status = CheckQuotaLocked(
+                   JobTableBytes(join), "for the new job's layer table");
+               !status.ok()) {
+      if (metrics_) metrics_->AddReject(RejectReason::kQuota);
+      return status;
+    }
+    // Checked before the job exists, so a refused Join creates nothing.
+    if (const uint64_t limit = IncarnationLimit(options_.max_incarnation_lead);
+        join.incarnation() > limit) {
+      if (metrics_) metrics_->AddReject(RejectReason::kBadJoin);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "join.incarnation ", join.incarnation(),
+          " is too far ahead of this shard's clock: at most ", limit,
+          " (now in microseconds since the Unix epoch + --max_incarnation_lead "
+          "of ",
+          absl::FormatDuration(options_.max_incarnation_lead),
+          "); use the process start time in microseconds"));
     }
     Job& job = it != jobs_.end() ? *it->second : CreateJobLocked(join);
     Job::Member& member = job.members[join.rank()];
@@ -377,6 +477,7 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
   uint32_t world_size = 0;
   uint64_t numel = 0;
   std::string layer_name;
+  int64_t reserved = 0;  // quota taken for decoding, returned after it
   {
     absl::MutexLock lock(&mutex_);
     Job* found = FindJobOfLocked(member);
@@ -404,10 +505,10 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
     numel = job.layers[update.layer_index()].numel();
     if (update.payload().numel() != numel) {
       if (metrics_) metrics_->AddReject(RejectReason::kNumelMismatch);
-      return absl::FailedPreconditionError(
-          absl::StrCat("layer_update.payload.numel ", update.payload().numel(),
-                       " does not match layer ", update.layer_index(), " (\"",
-                       layer_name, "\") of ", numel, " elements"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "layer_update.payload.numel ", update.payload().numel(),
+          " does not match layer ", update.layer_index(), " (\"",
+          LogText(layer_name), "\") of ", numel, " elements"));
     }
     auto done = job.completed.find(key);
     if (done != job.completed.end()) {
@@ -447,6 +548,19 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
       ++duplicates_;
       if (metrics_) metrics_->AddDuplicate();
     } else {
+      // A new contribution. Decoding allocates: count it before decoding.
+      if (absl::Status status = CheckRoundLimitLocked(job, key); !status.ok()) {
+        if (metrics_) metrics_->AddReject(RejectReason::kQuota);
+        return status;
+      }
+      reserved = DecodedBytesBound(update.payload(), numel);
+      if (absl::Status status =
+              CheckQuotaLocked(reserved, "to decode this contribution");
+          !status.ok()) {
+        if (metrics_) metrics_->AddReject(RejectReason::kQuota);
+        return status;
+      }
+      bytes_held_ += reserved;
       world_size = job.world_size;
     }
   }
@@ -458,7 +572,13 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
   // Decode outside the lock: it is the expensive part of a contribution.
   absl::StatusOr<DecodedPayload> decoded =
       DecodePayload(PayloadViewOfProto(update.payload()));
-  if (!decoded.ok() && !IsNonFiniteError(decoded.status())) {
+  // Told apart by the value bytes, not by the decoder's wording: a
+  // non-finite value aborts the round for every rank, anything else
+  // malformed is refused for its sender only.
+  const bool non_finite =
+      !decoded.ok() && HoldsNonFiniteValue(update.payload());
+  if (!decoded.ok() && !non_finite) {
+    ReleaseReservation(reserved);
     if (metrics_) metrics_->AddReject(RejectReason::kBadPayload);
     return absl::InvalidArgumentError(
         absl::StrCat("layer_update for ",
@@ -467,107 +587,168 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
   }
 
   std::unique_ptr<Round> complete;
-  absl::Status rejected;  // a non-finite contribution aborted the round
+  int64_t merge_reserved = 0;
+  absl::Status outcome;
   {
     absl::MutexLock lock(&mutex_);
-    Job* found = FindJobOfLocked(member);
-    if (found == nullptr ||
-        found->members[member.rank].incarnation != member.incarnation) {
-      return absl::FailedPreconditionError(
-          "the stream was replaced while its update was decoded");
-    }
-    Job& job = *found;
-    if (job.aborted.count(key) != 0) return job.aborted[key];
-    if (job.completed.count(key) != 0) {
-      ++duplicates_;
-      if (metrics_) metrics_->AddDuplicate();
-      return absl::OkStatus();
-    }
-    if (!decoded.ok()) {
-      if (metrics_) metrics_->AddReject(RejectReason::kNonFinite);
-      const std::string reason = absl::StrCat(
-          RoundName(update.step(), update.layer_index(), layer_name),
-          " rejected: rank ", member.rank, " sent a non-finite value (",
-          decoded.status().message(), ")");
-      rejected = absl::AbortedError(reason);
-      AbortRoundLocked(job, update.step(), update.layer_index(), rejected,
-                       &deliveries);
-      // The sender learns it from the returned status instead.
-      const StreamSink* sender = job.members[member.rank].sink.get();
-      deliveries.erase(std::remove_if(deliveries.begin(), deliveries.end(),
-                                      [sender](const Delivery& d) {
-                                        return d.sink.get() == sender;
-                                      }),
-                       deliveries.end());
-      if (metrics_) metrics_->RoundFinished(RoundOutcome::kRejected, 0.0);
-      UpdateGaugesLocked();
-    }
-  }
-  if (!rejected.ok()) {
-    Deliver(deliveries);
-    return rejected;
-  }
-  {
-    absl::MutexLock lock(&mutex_);
-    Job* found = FindJobOfLocked(member);
-    if (found == nullptr) {
-      return absl::FailedPreconditionError("the job ended during the update");
-    }
-    Job& job = *found;
-    // Another rank's update may have ended the round meanwhile.
-    if (job.aborted.count(key) != 0) return job.aborted[key];
-    if (job.completed.count(key) != 0) {
-      ++duplicates_;
-      if (metrics_) metrics_->AddDuplicate();
-      return absl::OkStatus();
-    }
-    const int64_t bytes = DecodedBytes(*decoded);
-    if (bytes_held_ + bytes > options_.memory_quota_bytes) {
-      if (metrics_) metrics_->AddReject(RejectReason::kQuota);
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "memory quota reached: ", bytes_held_, " bytes held + ", bytes, " > ",
-          options_.memory_quota_bytes, "; retry later"));
-    }
-    std::unique_ptr<Round>& round = job.rounds[key];
-    if (round == nullptr) {
-      round = std::make_unique<Round>();
-      round->started = absl::Now();
-      round->deadline = round->started + options_.round_timeout;
-      round->by_rank.resize(job.world_size);
-      ++rounds_in_flight_;
-    }
-    if (round->by_rank[member.rank].has_value()) {
-      ++duplicates_;
-      if (metrics_) metrics_->AddDuplicate();
-      return absl::OkStatus();
-    }
-    round->by_rank[member.rank] = std::move(*decoded);
-    ++round->contributed;
-    round->bytes += bytes;
-    bytes_held_ += bytes;
-    if (metrics_) {
-      metrics_->AddUplink(
-          static_cast<int64_t>(update.payload().index_bytes().size() +
-                               update.payload().value_bytes().size()),
-          static_cast<int64_t>(4 * numel));
-    }
-    if (round->contributed == static_cast<int>(job.world_size)) {
-      complete = std::move(round);
-      job.rounds.erase(key);
-      --rounds_in_flight_;
-      job.completed[key];  // placeholder: duplicates wait for the merge
-    }
+    bytes_held_ -= reserved;  // replaced below by what is actually kept
+    outcome = AcceptLocked(member, update, key, numel, layer_name, decoded,
+                           &complete, &merge_reserved, &deliveries);
     UpdateGaugesLocked();
   }
+  Deliver(deliveries);
   if (complete != nullptr) {
     FinishRound(member.job_id, update.step(), update.layer_index(),
-                std::move(complete));
+                std::move(complete), merge_reserved);
+  }
+  return outcome;
+}
+
+absl::Status JobRegistry::AcceptLocked(
+    const MemberId& member, const v1::LayerUpdate& update,
+    std::pair<int64_t, uint32_t> key, uint64_t numel,
+    const std::string& layer_name, absl::StatusOr<DecodedPayload>& decoded,
+    std::unique_ptr<Round>* complete, int64_t* merge_reserved,
+    std::vector<Delivery>* deliveries) {
+  Job* found = FindJobOfLocked(member);
+  if (found == nullptr ||
+      found->members[member.rank].incarnation != member.incarnation) {
+    return absl::FailedPreconditionError(
+        "the stream was replaced or its job ended while its update was "
+        "decoded");
+  }
+  Job& job = *found;
+  // Another rank's update may have ended the round meanwhile.
+  if (auto aborted = job.aborted.find(key); aborted != job.aborted.end()) {
+    return aborted->second;
+  }
+  if (job.completed.count(key) != 0) {
+    ++duplicates_;
+    if (metrics_) metrics_->AddDuplicate();
+    return absl::OkStatus();
+  }
+  if (!decoded.ok()) {
+    if (metrics_) metrics_->AddReject(RejectReason::kNonFinite);
+    const absl::Status rejected = WithRoundErrorReason(
+        absl::AbortedError(absl::StrCat(
+            RoundName(update.step(), update.layer_index(), layer_name),
+            " rejected: rank ", member.rank, " sent a non-finite value (",
+            decoded.status().message(), ")")),
+        v1::ROUND_ERROR_REASON_NON_FINITE);
+    AbortRoundLocked(job, update.step(), update.layer_index(), rejected,
+                     deliveries);
+    // The sender learns it from the returned status instead.
+    const StreamSink* sender = job.members[member.rank].sink.get();
+    deliveries->erase(std::remove_if(deliveries->begin(), deliveries->end(),
+                                     [sender](const Delivery& d) {
+                                       return d.sink.get() == sender;
+                                     }),
+                      deliveries->end());
+    if (metrics_) metrics_->RoundFinished(RoundOutcome::kRejected, 0.0);
+    return rejected;
+  }
+  auto existing = job.rounds.find(key);
+  if (existing != job.rounds.end() &&
+      existing->second->by_rank[member.rank].has_value()) {
+    ++duplicates_;
+    if (metrics_) metrics_->AddDuplicate();
+    return absl::OkStatus();
+  }
+  if (existing == job.rounds.end()) {
+    if (absl::Status status = CheckRoundLimitLocked(job, key); !status.ok()) {
+      if (metrics_) metrics_->AddReject(RejectReason::kQuota);
+      return status;
+    }
+  }
+  // Everything accepting this contribution allocates, before allocating it:
+  // the round's slots when it is new, the decoded payload, and the merge
+  // when this contribution completes the round.
+  const int64_t decoded_bytes = DecodedBytes(*decoded);
+  const int64_t overhead = existing == job.rounds.end()
+                               ? RoundOverheadBytes(job.world_size)
+                               : 0;
+  const int contributed =
+      existing == job.rounds.end() ? 0 : existing->second->contributed;
+  const uint64_t entries =
+      (existing == job.rounds.end() ? 0 : existing->second->entries) +
+      EntriesOf(*decoded);
+  const bool completes = contributed + 1 == static_cast<int>(job.world_size);
+  const int64_t merge = completes ? MergeBytesBound(numel, entries) : 0;
+  if (absl::Status status = CheckQuotaLocked(
+          decoded_bytes + overhead + merge,
+          completes ? "for this contribution and the merge it completes"
+                    : "for this contribution");
+      !status.ok()) {
+    if (metrics_) metrics_->AddReject(RejectReason::kQuota);
+    return status;
+  }
+  std::unique_ptr<Round>& round = job.rounds[key];
+  if (round == nullptr) {
+    round = std::make_unique<Round>();
+    round->started = absl::Now();
+    round->deadline = round->started + options_.round_timeout;
+    round->by_rank.resize(job.world_size);
+    round->bytes = overhead;
+    bytes_held_ += overhead;
+    ++rounds_in_flight_;
+  }
+  round->by_rank[member.rank] = std::move(*decoded);
+  ++round->contributed;
+  round->entries = entries;
+  round->bytes += decoded_bytes;
+  bytes_held_ += decoded_bytes;
+  if (metrics_) {
+    metrics_->AddUplink(PayloadWireBytes(update.payload()),
+                        static_cast<int64_t>(4 * numel));
+  }
+  if (completes) {
+    *complete = std::move(round);
+    job.rounds.erase(key);
+    --rounds_in_flight_;
+    *merge_reserved = merge;
+    bytes_held_ += merge;
+    job.completed[key];  // placeholder: duplicates wait for the merge
   }
   return absl::OkStatus();
 }
 
+absl::Status JobRegistry::CheckQuotaLocked(int64_t bytes,
+                                           absl::string_view what) const {
+  if (bytes_held_ + bytes <= options_.memory_quota_bytes) {
+    return absl::OkStatus();
+  }
+  return WithRoundErrorReason(
+      absl::ResourceExhaustedError(absl::StrCat(
+          "memory quota reached: ", bytes_held_, " bytes held + ", bytes,
+          " bytes ", what, " > --memory_quota_bytes = ",
+          options_.memory_quota_bytes, "; retry later")),
+      v1::ROUND_ERROR_REASON_SHARD_LIMIT);
+}
+
+absl::Status JobRegistry::CheckRoundLimitLocked(
+    const Job& job, std::pair<int64_t, uint32_t> key) const {
+  if (job.rounds.count(key) != 0 ||
+      static_cast<int64_t>(job.rounds.size()) < options_.max_rounds_per_job) {
+    return absl::OkStatus();
+  }
+  return WithRoundErrorReason(
+      absl::ResourceExhaustedError(absl::StrCat(
+          "job \"", job.id, "\" already has ", job.rounds.size(),
+          " rounds in flight (the --max_rounds_per_job limit); retry after "
+          "some complete")),
+      v1::ROUND_ERROR_REASON_SHARD_LIMIT);
+}
+
+void JobRegistry::ReleaseReservation(int64_t bytes) {
+  if (bytes == 0) return;
+  absl::MutexLock lock(&mutex_);
+  bytes_held_ -= bytes;
+  UpdateGaugesLocked();
+}
+
 void JobRegistry::FinishRound(const std::string& job_id, int64_t step,
-                              uint32_t layer, std::unique_ptr<Round> round) {
+                              uint32_t layer, std::unique_ptr<Round> round,
+                              int64_t merge_reserved) {
   const absl::Time merge_start = absl::Now();
   absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> message =
       MergeRound(step, layer, round->by_rank, options_.max_message_bytes);
@@ -576,7 +757,7 @@ void JobRegistry::FinishRound(const std::string& job_id, int64_t step,
   std::vector<Delivery> deliveries;
   {
     absl::MutexLock lock(&mutex_);
-    bytes_held_ -= round->bytes;
+    bytes_held_ -= round->bytes + merge_reserved;
     auto it = jobs_.find(job_id);
     if (it != jobs_.end()) {
       Job& job = *it->second;
@@ -585,16 +766,20 @@ void JobRegistry::FinishRound(const std::string& job_id, int64_t step,
         job.completed.erase(key);
         AbortRoundLocked(
             job, step, layer,
-            absl::Status(
-                message.status().code(),
-                absl::StrCat(RoundName(step, layer, job.layers[layer].name()),
-                             " rejected: ", message.status().message())),
+            WithRoundErrorReason(
+                absl::Status(message.status().code(),
+                             absl::StrCat(RoundName(step, layer,
+                                                    job.layers[layer].name()),
+                                          " rejected: ",
+                                          message.status().message())),
+                RoundErrorReasonOf(message.status())),
             &deliveries);
         if (metrics_) metrics_->RoundFinished(RoundOutcome::kRejected, 0.0);
       } else {
         Job::Completed& done = job.completed[key];
         done.message = *message;
-        done.bytes = static_cast<int64_t>((*message)->ByteSizeLong());
+        done.bytes = kRecordOverheadBytes +
+                     static_cast<int64_t>((*message)->ByteSizeLong());
         bytes_held_ += done.bytes;
         const v1::SparsePayload& payload = (*message)->merged_layer().payload();
         for (const Job::Member& member : job.members) {
@@ -615,6 +800,8 @@ void JobRegistry::FinishRound(const std::string& job_id, int64_t step,
         }
         ReleaseAppliedLocked(job);
       }
+      // Its last stream may have left during the merge, which kept it.
+      MaybeDropJobLocked(job_id);
     }
     UpdateGaugesLocked();
   }
@@ -631,12 +818,32 @@ void JobRegistry::AbortRoundLocked(Job& job, int64_t step, uint32_t layer,
     --rounds_in_flight_;
     job.rounds.erase(round);
   }
-  job.aborted[key] = reason;
+  RecordAbortLocked(job, key, reason);
   ENTROGRAD_LOG(kWarning, "job \"", job.id, "\": ", reason.message());
-  auto message =
-      MakeRoundError(step, layer, reason.code(), std::string(reason.message()));
+  auto message = MakeRoundError(step, layer, reason);
   for (const Job::Member& member : job.members) {
     if (member.sink != nullptr) deliveries->push_back({member.sink, message});
+  }
+}
+
+void JobRegistry::RecordAbortLocked(Job& job, RoundKey key,
+                                    const absl::Status& reason) {
+  auto [it, inserted] = job.aborted.try_emplace(key, reason);
+  if (!inserted) {
+    job.aborted_bytes -= AbortRecordBytes(it->second);
+    bytes_held_ -= AbortRecordBytes(it->second);
+    it->second = reason;
+  }
+  job.aborted_bytes += AbortRecordBytes(reason);
+  bytes_held_ += AbortRecordBytes(reason);
+  // Records stay until every rank moved past their step, which a rank that
+  // never joins never does: keep the newest max_rounds_per_job.
+  while (static_cast<int64_t>(job.aborted.size()) >
+         options_.max_rounds_per_job) {
+    auto oldest = job.aborted.begin();
+    job.aborted_bytes -= AbortRecordBytes(oldest->second);
+    bytes_held_ -= AbortRecordBytes(oldest->second);
+    job.aborted.erase(oldest);
   }
 }
 
@@ -662,8 +869,18 @@ void JobRegistry::ReleaseAppliedLocked(Job& job) {
   }
   for (auto it = job.aborted.begin();
        it != job.aborted.end() && it->first.first <= min_applied;) {
+    job.aborted_bytes -= AbortRecordBytes(it->second);
+    bytes_held_ -= AbortRecordBytes(it->second);
     it = job.aborted.erase(it);
   }
+}
+
+void JobRegistry::DropRoundsLocked(Job& job) {
+  for (auto& [key, round] : job.rounds) {
+    bytes_held_ -= round->bytes;
+    --rounds_in_flight_;
+  }
+  job.rounds.clear();
 }
 
 void JobRegistry::Leave(const MemberId& member, const StreamSink* sink) {
@@ -678,6 +895,10 @@ void JobRegistry::Leave(const MemberId& member, const StreamSink* sink) {
     ENTROGRAD_LOG(kInfo, "job \"", member.job_id, "\" rank ", member.rank,
                   " left");
   }
+  // With no stream left, no round can complete and nobody would hear of its
+  // abort; every rank resends what it keeps when it joins again. Keeping
+  // them would only keep the job (and its memory) until the round timeout.
+  if (!job->HasLiveStream()) DropRoundsLocked(*job);
   MaybeDropJobLocked(member.job_id);
   UpdateGaugesLocked();
 }
@@ -689,8 +910,9 @@ void JobRegistry::MaybeDropJobLocked(const std::string& job_id) {
   if (job.HasLiveStream() || !job.rounds.empty()) return;
   for (const auto& [key, done] : job.completed) {
     if (done.message == nullptr) return;  // a merge is still running
-    bytes_held_ -= done.bytes;
   }
+  for (const auto& [key, done] : job.completed) bytes_held_ -= done.bytes;
+  bytes_held_ -= job.table_bytes + job.aborted_bytes;
   ENTROGRAD_LOG(kInfo, "job \"", job_id, "\" ended (no streams, no rounds)");
   jobs_.erase(it);
 }
@@ -720,7 +942,10 @@ int JobRegistry::AbortExpiredRounds(absl::Time now) {
             " s (the round timeout): no contribution from rank(s) ",
             absl::StrJoin(missing, ", "));
         AbortRoundLocked(*job, key.first, key.second,
-                         absl::AbortedError(reason), &deliveries);
+                         WithRoundErrorReason(
+                             absl::AbortedError(reason),
+                             v1::ROUND_ERROR_REASON_ROUND_TIMEOUT),
+                         &deliveries);
         if (metrics_) metrics_->RoundFinished(RoundOutcome::kAborted, waited);
         ++aborted;
       }
@@ -746,8 +971,11 @@ void JobRegistry::AbortAllRounds(absl::string_view reason) {
       std::vector<RoundKey> keys;
       for (const auto& [key, round] : job->rounds) keys.push_back(key);
       for (const RoundKey& key : keys) {
-        AbortRoundLocked(*job, key.first, key.second,
-                         absl::AbortedError(reason), &deliveries);
+        AbortRoundLocked(
+            *job, key.first, key.second,
+            WithRoundErrorReason(absl::AbortedError(reason),
+                                 v1::ROUND_ERROR_REASON_SHUTDOWN),
+            &deliveries);
         if (metrics_) metrics_->RoundFinished(RoundOutcome::kAborted, 0.0);
       }
     }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "aggregator/service/aggregator_service.h"
+#include "aggregator/service/reactor_sink.h"
 #include "common/log.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -76,7 +77,10 @@ absl::StatusOr<std::unique_ptr<AggregatorServer>> AggregatorServer::Start(
   server->service_ = std::make_unique<AggregatorService>(
       server->registry_.get(),
       server->tokens_.has_value() ? &*server->tokens_ : nullptr,
-      server->metrics_.get());
+      server->metrics_.get(),
+      config.max_stream_queue_bytes > 0
+          ? config.max_stream_queue_bytes
+          : ReactorSink::DefaultMaxQueuedBytes(config.max_message_bytes));
 
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       Credentials(config);

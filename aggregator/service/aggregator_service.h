@@ -12,10 +12,14 @@ namespace entrograd::aggregator {
 class AggregatorService final : public v1::Aggregator::CallbackService {
  public:
   // Borrows all three (tokens and metrics may be null); they must outlive
-  // the gRPC server.
+  // the gRPC server. `max_stream_queue_bytes` bounds each stream's queue of
+  // outgoing messages (ReactorSink); positive.
   AggregatorService(JobRegistry* registry, const TokenStore* tokens,
-                    AggregatorMetrics* metrics)
-      : registry_(registry), tokens_(tokens), metrics_(metrics) {}
+                    AggregatorMetrics* metrics, int64_t max_stream_queue_bytes)
+      : registry_(registry),
+        tokens_(tokens),
+        metrics_(metrics),
+        max_stream_queue_bytes_(max_stream_queue_bytes) {}
 
   grpc::ServerBidiReactor<v1::WorkerMessage, v1::AggregatorMessage>* Exchange(
       grpc::CallbackServerContext* context) override;
@@ -24,6 +28,7 @@ class AggregatorService final : public v1::Aggregator::CallbackService {
   JobRegistry* const registry_;
   const TokenStore* const tokens_;
   AggregatorMetrics* const metrics_;
+  const int64_t max_stream_queue_bytes_;
 };
 
 }  // namespace entrograd::aggregator

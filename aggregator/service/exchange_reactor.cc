@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "aggregator/rounds/log_text.h"
+#include "aggregator/rounds/round_error.h"
 #include "aggregator/service/reactor_sink.h"
 #include "common/log.h"
 #include "transport/grpc_status.h"
@@ -23,10 +24,12 @@ std::optional<absl::string_view> AuthorizationOf(
 ExchangeReactor::ExchangeReactor(grpc::CallbackServerContext* context,
                                  JobRegistry* registry,
                                  const TokenStore* tokens,
-                                 AggregatorMetrics* metrics)
+                                 AggregatorMetrics* metrics,
+                                 int64_t max_stream_queue_bytes)
     : registry_(registry),
       metrics_(metrics),
-      sink_(std::make_shared<ReactorSink>(static_cast<StreamWriter*>(this))) {
+      sink_(std::make_shared<ReactorSink>(static_cast<StreamWriter*>(this),
+                                          max_stream_queue_bytes)) {
   if (tokens != nullptr) {
     absl::StatusOr<std::optional<std::string>> job =
         tokens->Authorize(AuthorizationOf(*context));
@@ -101,13 +104,8 @@ bool ExchangeReactor::HandleLayerUpdate(const v1::LayerUpdate& update) {
   // Refused (or its round aborted): tell this worker; the stream stays open.
   // Other ranks got their own RoundError from the registry when the round
   // was aborted.
-  auto message = std::make_shared<v1::AggregatorMessage>();
-  v1::RoundError* error = message->mutable_round_error();
-  error->set_step(update.step());
-  error->set_layer_index(update.layer_index());
-  error->set_code(static_cast<int32_t>(status.code()));
-  error->set_message(std::string(status.message()));
-  sink_->Send(std::move(message));
+  // The registry attached the machine-readable reason to the status.
+  sink_->Send(MakeRoundError(update.step(), update.layer_index(), status));
   return true;
 }
 

@@ -23,9 +23,12 @@ class ExchangeReactor
       private StreamWriter {
  public:
   // `registry` and `tokens` (null: no authentication) must outlive the
-  // server. Checks the bearer token before reading anything.
+  // server. Checks the bearer token before reading anything. A worker that
+  // lets more than `max_stream_queue_bytes` of answers queue up is ended
+  // with RESOURCE_EXHAUSTED (ReactorSink).
   ExchangeReactor(grpc::CallbackServerContext* context, JobRegistry* registry,
-                  const TokenStore* tokens, AggregatorMetrics* metrics);
+                  const TokenStore* tokens, AggregatorMetrics* metrics,
+                  int64_t max_stream_queue_bytes);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;

@@ -1,5 +1,6 @@
 #include "aggregator/service/reactor_sink.h"
 
+#include "absl/strings/str_cat.h"
 #include "transport/grpc_status.h"
 
 namespace entrograd::aggregator {
@@ -11,19 +12,57 @@ namespace entrograd::aggregator {
 
 void ReactorSink::Send(std::shared_ptr<const v1::AggregatorMessage> message) {
   const v1::AggregatorMessage* to_write = nullptr;
+  std::optional<grpc::Status> finish;
   StreamWriter* writer = nullptr;
   {
     absl::MutexLock lock(&mutex_);
     if (writer_ == nullptr || finished_ || finish_after_writes_.has_value()) {
       return;  // the stream ended: the worker gets it again after reconnecting
     }
-    queue_.push_back(std::move(message));
-    if (writing_) return;
-    writing_ = true;
-    to_write = queue_.front().get();
-    writer = writer_;
+    const auto bytes = static_cast<int64_t>(message->ByteSizeLong());
+    if (!queue_.empty() && queued_bytes_ + bytes > max_queued_bytes_) {
+      EndSlowReaderLocked(bytes);
+      if (writing_) return;  // finished when the write in flight is done
+      finished_ = true;
+      finish = *finish_after_writes_;
+      writer = writer_;
+    } else {
+      queue_.push_back(std::move(message));
+      sizes_.push_back(bytes);
+      queued_bytes_ += bytes;
+      if (writing_) return;
+      writing_ = true;
+      to_write = queue_.front().get();
+      writer = writer_;
+    }
   }
-  writer->StartMessageWrite(to_write);
+  if (finish.has_value()) {
+    writer->FinishStream(*finish);
+  } else {
+    writer->StartMessageWrite(to_write);
+  }
+}
+
+void ReactorSink::EndSlowReaderLocked(int64_t refused_bytes) {
+  // Keep only the message being written (gRPC still holds it); the rest is
+  // what the worker will get again after it reconnects and resends.
+  const int64_t held = queued_bytes_;
+  if (writing_ && !queue_.empty()) {
+    queue_.resize(1);
+    sizes_.resize(1);
+    queued_bytes_ = sizes_.front();
+  } else {
+    queue_.clear();
+    sizes_.clear();
+    queued_bytes_ = 0;
+  }
+  finish_after_writes_ = grpc::Status(
+      grpc::StatusCode::RESOURCE_EXHAUSTED,
+      absl::StrCat("the worker reads too slowly: ", held, " bytes queued + ",
+                   refused_bytes,
+                   " > the stream queue bound --max_stream_queue_bytes = ",
+                   max_queued_bytes_,
+                   "; reconnect (the shard sends its answers again)"));
 }
 
 void ReactorSink::Close(const absl::Status& status) {
@@ -39,6 +78,8 @@ void ReactorSink::Close(const absl::Status& status) {
     }
     finished_ = true;
     queue_.clear();
+    sizes_.clear();
+    queued_bytes_ = 0;
     writer = writer_;
   }
   writer->FinishStream(ToGrpcStatus(status));
@@ -51,9 +92,15 @@ void ReactorSink::WriteDone(bool ok) {
   {
     absl::MutexLock lock(&mutex_);
     writing_ = false;
-    if (!queue_.empty()) queue_.pop_front();
+    if (!queue_.empty()) {
+      queued_bytes_ -= sizes_.front();
+      queue_.pop_front();
+      sizes_.pop_front();
+    }
     if (finished_ || writer_ == nullptr) {
       queue_.clear();
+      sizes_.clear();
+      queued_bytes_ = 0;
       return;
     }
     writer = writer_;
@@ -63,6 +110,8 @@ void ReactorSink::WriteDone(bool ok) {
       // would never finish the stream, the member would stay registered and
       // server shutdown would wait forever.
       queue_.clear();
+      sizes_.clear();
+      queued_bytes_ = 0;
       finished_ = true;
       finish = finish_after_writes_.value_or(
           grpc::Status(grpc::StatusCode::CANCELLED,
@@ -88,6 +137,8 @@ void ReactorSink::Detach() {
   absl::MutexLock lock(&mutex_);
   writer_ = nullptr;
   queue_.clear();
+  sizes_.clear();
+  queued_bytes_ = 0;
 }
 
 }  // namespace entrograd::aggregator

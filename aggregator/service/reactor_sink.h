@@ -7,10 +7,20 @@
 // included: gRPC runs the reactor's OnDone (and so the registry's Leave, and
 // server shutdown) only after Finish.
 //
+// The queue is bounded in bytes (the messages' encoded sizes, the one being
+// written included). A Send that would take it past the bound means the
+// worker reads slower than its rounds complete (or does not read at all):
+// the queued messages are dropped and the stream is ended with
+// RESOURCE_EXHAUSTED once the write in flight is done. The worker reconnects
+// and resends; the shard answers it again from what it keeps. One message is
+// always accepted into an empty queue, so a bound below max_message_bytes
+// cannot end every stream.
+//
 // Thread safety: all methods are thread-safe.
 #ifndef ENTROGRAD_AGGREGATOR_SERVICE_REACTOR_SINK_H_
 #define ENTROGRAD_AGGREGATOR_SERVICE_REACTOR_SINK_H_
 
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -37,8 +47,10 @@ class StreamWriter {
 
 class ReactorSink : public StreamSink {
  public:
-  // `writer` must stay valid until Detach.
-  explicit ReactorSink(StreamWriter* writer) : writer_(writer) {}
+  // `writer` must stay valid until Detach. `max_queued_bytes` bounds the
+  // queue (see above); it must be positive.
+  ReactorSink(StreamWriter* writer, int64_t max_queued_bytes)
+      : writer_(writer), max_queued_bytes_(max_queued_bytes) {}
 
   void Send(std::shared_ptr<const v1::AggregatorMessage> message) override;
   void Close(const absl::Status& status) override;
@@ -48,11 +60,26 @@ class ReactorSink : public StreamSink {
   // From the reactor's OnDone: the reactor is gone.
   void Detach();
 
+  // Default bound for a shard whose largest message is `max_message_bytes`:
+  // a few of the largest messages, so a reader a little behind never hits it.
+  static int64_t DefaultMaxQueuedBytes(int64_t max_message_bytes) {
+    return 4 * max_message_bytes;
+  }
+
  private:
   absl::Mutex mutex_;
+  // Drops the queue but the write in flight and sets the RESOURCE_EXHAUSTED
+  // finish for a Send of `refused_bytes` that did not fit.
+  void EndSlowReaderLocked(int64_t refused_bytes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
   StreamWriter* writer_ ABSL_GUARDED_BY(mutex_);
   std::deque<std::shared_ptr<const v1::AggregatorMessage>> queue_
       ABSL_GUARDED_BY(mutex_);
+  const int64_t max_queued_bytes_;
+  // The encoded size of each message in queue_, and their sum.
+  std::deque<int64_t> sizes_ ABSL_GUARDED_BY(mutex_);
+  int64_t queued_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
   bool writing_ ABSL_GUARDED_BY(mutex_) = false;
   bool finished_ ABSL_GUARDED_BY(mutex_) = false;
   std::optional<grpc::Status> finish_after_writes_ ABSL_GUARDED_BY(mutex_);

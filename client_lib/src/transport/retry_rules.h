@@ -5,6 +5,7 @@
 #define ENTROGRAD_TRANSPORT_RETRY_RULES_H_
 
 #include "absl/status/status.h"
+#include "entrograd/v1/aggregator.pb.h"
 
 namespace entrograd {
 
@@ -33,8 +34,13 @@ inline bool IsRetryableStreamEnd(absl::StatusCode code) {
 
 // Whether a RoundError refusing one of our contributions means "send the
 // same contribution again later": OUT_OF_RANGE (step too far ahead of the
-// slowest rank) and RESOURCE_EXHAUSTED (the shard's memory quota).
-inline bool IsRetryableRoundError(absl::StatusCode code) {
+// slowest rank) and RESOURCE_EXHAUSTED (the shard's memory quota or rounds
+// limit), except RESOURCE_EXHAUSTED with reason MERGED_TOO_LARGE: the same
+// contributions always merge to the same too-large update. Decided on the
+// code and the machine-readable reason, never on the message text.
+inline bool IsRetryableRoundError(absl::StatusCode code,
+                                  v1::RoundErrorReason reason) {
+  if (reason == v1::ROUND_ERROR_REASON_MERGED_TOO_LARGE) return false;
   return code == absl::StatusCode::kOutOfRange ||
          code == absl::StatusCode::kResourceExhausted;
 }

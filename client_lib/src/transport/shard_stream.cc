@@ -583,7 +583,7 @@ void ShardStream::HandleRoundError(const v1::RoundError& error) {
                   step, ": ", error.message());
     return;
   }
-  if (IsRetryableRoundError(code)) {
+  if (IsRetryableRoundError(code, error.reason())) {
     absl::MutexLock lock(&mutex_);
     const absl::Time now = absl::Now();
     auto [it, inserted] = refusals_.try_emplace(RoundKey(step, layer));
@@ -599,9 +599,22 @@ void ShardStream::HandleRoundError(const v1::RoundError& error) {
     }
     refusals_.erase(it);
   }
+  // The reason, not the text, says what happened; the text explains it.
+  const char* what = "";
+  switch (error.reason()) {
+    case v1::ROUND_ERROR_REASON_NON_FINITE:
+      what = "a rank sent NaN/Inf, so no rank gets this round: ";
+      break;
+    case v1::ROUND_ERROR_REASON_MERGED_TOO_LARGE:
+      what = "the merged update is too large for the shard to send: ";
+      break;
+    default:
+      break;
+  }
   state_->inbox.Deliver(
       step, layer,
-      absl::Status(code, absl::StrCat(error.message(), " [", Name(), "]")));
+      absl::Status(code,
+                   absl::StrCat(what, error.message(), " [", Name(), "]")));
 }
 
 }  // namespace entrograd

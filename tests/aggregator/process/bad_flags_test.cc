@@ -55,6 +55,15 @@ void ExpectRejected(std::vector<std::string> flags,
   EXPECT_THAT((*child)->Stdout(), Not(HasSubstr("serving on port")));
 }
 
+TEST(BadFlagsTest, ResourceLimitsOutOfRange) {
+  ExpectRejected({"--max_layers=0"}, {"--max_layers"});
+  ExpectRejected({"--max_rounds_per_job=0"}, {"--max_rounds_per_job"});
+  ExpectRejected({"--max_incarnation_lead=-1s"}, {"--max_incarnation_lead"});
+  // A stream queue smaller than one message could end every stream.
+  ExpectRejected({"--max_message_bytes=65536", "--max_stream_queue_bytes=4096"},
+                 {"--max_stream_queue_bytes"});
+}
+
 TEST(BadFlagsTest, NegativeRoundTimeout) {
   ExpectRejected({"--round_timeout=-1s"}, {"--round_timeout"});
 }

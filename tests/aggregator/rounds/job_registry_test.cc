@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "aggregator/rounds/round_error.h"
 #include "aggregator/support/random_updates.h"
 #include "aggregator/support/sparse_vector.h"
 #include "aggregator/support/test_worker.h"
@@ -201,11 +202,244 @@ TEST_F(SmallMessageRegistryTest, MergedUpdateTooLargeAbortsTheRoundForAll) {
     EXPECT_EQ(error.step(), 0);
   }
   EXPECT_EQ(registry_.RoundsInFlight(), 0);
-  EXPECT_EQ(registry_.BytesHeld(), 0);
   // A resend learns the same.
-  EXPECT_THAT(
-      registry_.Contribute(id0, Update(0, 1, 300)),
-      StatusIs(absl::StatusCode::kResourceExhausted, "max_message_bytes"));
+  absl::Status resend = registry_.Contribute(id0, Update(0, 1, 300));
+  EXPECT_THAT(resend, StatusIs(absl::StatusCode::kResourceExhausted,
+                               "max_message_bytes"));
+  EXPECT_EQ(aggregator::RoundErrorReasonOf(resend),
+            v1::ROUND_ERROR_REASON_MERGED_TOO_LARGE);
+  EXPECT_EQ(rank0->messages()[1]->round_error().reason(),
+            v1::ROUND_ERROR_REASON_MERGED_TOO_LARGE)
+      << "a machine-readable reason beside the code: no retry can help";
+  // Everything counted is returned once the job ends.
+  registry_.Leave(id0, rank0.get());
+  registry_.Leave(id1, rank1.get());
+  EXPECT_EQ(registry_.JobCount(), 0);
+  EXPECT_EQ(registry_.BytesHeld(), 0);
+}
+
+// --- Memory the quota must see (issue 12 item 2) ---
+
+class QuotaRegistryTest : public JobRegistryTest {
+ protected:
+  static RegistryOptions WithQuota(int64_t quota, int max_rounds = 65536) {
+    RegistryOptions options;
+    options.memory_quota_bytes = quota;
+    options.max_rounds_per_job = max_rounds;
+    return options;
+  }
+  explicit QuotaRegistryTest(RegistryOptions options = WithQuota(1 << 20))
+      : JobRegistryTest(std::move(options)) {}
+};
+
+// A round allocates a slot per rank at its first contribution, even of an
+// empty payload: with a large world, empty contributions to many layers
+// must run into the quota instead of allocating without bound.
+TEST_F(QuotaRegistryTest, EmptyContributionsPayForTheirRoundSlots) {
+  JoinSpec spec = Spec("slots", 0, 2048);
+  spec.layers.clear();
+  for (int l = 0; l < 64; ++l) spec.layers.push_back({"w" + std::to_string(l), kNumel});
+  std::shared_ptr<RecordingSink> sink;
+  const MemberId id = Join(spec, &sink);
+  const int64_t held_after_join = registry_.BytesHeld();
+  const EncodedPayload empty = EncodeOrDie(RandomSparse(kNumel, 0, 1u));
+  ENTROGRAD_ASSERT_OK(registry_.Contribute(id, MakeUpdate(0, 0, empty)));
+  EXPECT_GE(registry_.BytesHeld() - held_after_join,
+            aggregator::RoundOverheadBytes(2048))
+      << "an empty payload still costs its round's slots";
+  absl::Status refused;
+  int accepted = 1;
+  for (uint32_t l = 1; l < 64 && refused.ok(); ++l) {
+    refused = registry_.Contribute(id, MakeUpdate(0, l, empty));
+    accepted += refused.ok();
+  }
+  EXPECT_THAT(refused,
+              StatusIs(absl::StatusCode::kResourceExhausted, "memory quota"));
+  EXPECT_EQ(aggregator::RoundErrorReasonOf(refused),
+            v1::ROUND_ERROR_REASON_SHARD_LIMIT);
+  EXPECT_EQ(registry_.RoundsInFlight(), accepted);
+  EXPECT_LE(registry_.BytesHeld(), int64_t{1} << 20);
+}
+
+// The contribution that completes a round also pays for its merge, before
+// the merge allocates: here the contributions fit but their merge does not.
+TEST_F(QuotaRegistryTest, TheMergeIsCountedBeforeItRuns) {
+  std::shared_ptr<RecordingSink> rank0, rank1;
+  const MemberId id0 = Join(Spec("merge", 0, 2), &rank0);
+  const MemberId id1 = Join(Spec("merge", 1, 2), &rank1);
+  // Two disjoint-ish 20000-entry contributions: 160 KB each decoded, while
+  // their merge needs about 3 x 8 bytes x 40000 entries.
+  ENTROGRAD_ASSERT_OK(registry_.Contribute(id0, Update(0, 1, 20000)));
+  ASSERT_LT(aggregator::MergeBytesBound(kNumel, 20000) + 2 * 160000,
+            int64_t{1} << 20);
+  ASSERT_GT(aggregator::MergeBytesBound(kNumel, 40000) + 2 * 160000,
+            int64_t{1} << 20);
+  const int64_t held = registry_.BytesHeld();
+  absl::Status refused = registry_.Contribute(id1, Update(0, 2, 20000));
+  EXPECT_THAT(refused, StatusIs(absl::StatusCode::kResourceExhausted,
+                                "the merge it completes"));
+  EXPECT_EQ(registry_.BytesHeld(), held) << "a refusal changes nothing";
+  EXPECT_EQ(registry_.RoundsInFlight(), 1);
+  // A smaller last contribution fits, merge included.
+  ENTROGRAD_ASSERT_OK(registry_.Contribute(id1, Update(0, 2, 100)));
+  EXPECT_EQ(registry_.RoundsInFlight(), 0);
+  ASSERT_EQ(rank1->messages().size(), 2u);
+  EXPECT_TRUE(rank1->messages()[1]->has_merged_layer());
+}
+
+// A job's layer table is held as long as the job: a Join that would
+// create a job whose table does not fit is refused and creates nothing.
+TEST_F(QuotaRegistryTest, ALayerTableBeyondTheQuotaIsRefused) {
+  JoinSpec spec = Spec("tables", 0, 1);
+  spec.layers.clear();
+  for (int l = 0; l < 8000; ++l) {
+    spec.layers.push_back({std::string(200, 'a' + l % 26) + std::to_string(l), 1});
+  }
+  ASSERT_GT(aggregator::JobTableBytes(MakeJoin(spec)), int64_t{1} << 20);
+  auto sink = std::make_shared<RecordingSink>();
+  EXPECT_THAT(registry_.Join(MakeJoin(spec), std::nullopt, sink),
+              StatusIs(absl::StatusCode::kResourceExhausted, "layer table"));
+  EXPECT_EQ(registry_.JobCount(), 0);
+  EXPECT_EQ(registry_.BytesHeld(), 0);
+  EXPECT_TRUE(sink->messages().empty());
+}
+
+class RoundLimitRegistryTest : public QuotaRegistryTest {
+ protected:
+  RoundLimitRegistryTest()
+      : QuotaRegistryTest(WithQuota(int64_t{1} << 30, /*max_rounds=*/2)) {}
+  JoinSpec ThreeLayers(uint32_t rank) {
+    JoinSpec spec = Spec("limit", rank, 2);
+    spec.layers = {{"a", kNumel}, {"b", kNumel}, {"c", kNumel}};
+    return spec;
+  }
+};
+
+TEST_F(RoundLimitRegistryTest, RoundsInFlightPerJobAreBounded) {
+  std::shared_ptr<RecordingSink> sink;
+  const MemberId id = Join(ThreeLayers(0), &sink);
+  const EncodedPayload payload = EncodeOrDie(RandomSparse(kNumel, 10, 1u));
+  ENTROGRAD_ASSERT_OK(registry_.Contribute(id, MakeUpdate(0, 0, payload)));
+  ENTROGRAD_ASSERT_OK(registry_.Contribute(id, MakeUpdate(0, 1, payload)));
+  absl::Status refused = registry_.Contribute(id, MakeUpdate(0, 2, payload));
+  EXPECT_THAT(refused, StatusIs(absl::StatusCode::kResourceExhausted,
+                                "--max_rounds_per_job"));
+  EXPECT_EQ(aggregator::RoundErrorReasonOf(refused),
+            v1::ROUND_ERROR_REASON_SHARD_LIMIT);
+  EXPECT_EQ(registry_.RoundsInFlight(), 2);
+}
+
+// Rank 1 never joins, so no step is ever applied by every rank and the
+// aborted records are never released by progress: their number is bounded,
+// the oldest forgotten first (a resend of it starts the round again).
+TEST_F(RoundLimitRegistryTest, AbortedRecordsAreBoundedWhenARankNeverJoins) {
+  std::shared_ptr<RecordingSink> sink;
+  const MemberId id = Join(ThreeLayers(0), &sink);
+  const EncodedPayload payload = EncodeOrDie(RandomSparse(kNumel, 10, 1u));
+  for (uint32_t layer = 0; layer < 3; ++layer) {
+    ENTROGRAD_ASSERT_OK(registry_.Contribute(id, MakeUpdate(0, layer, payload)));
+    ASSERT_EQ(registry_.AbortExpiredRounds(absl::InfiniteFuture()), 1);
+  }
+  EXPECT_THAT(registry_.Contribute(id, MakeUpdate(0, 2, payload)),
+              StatusIs(absl::StatusCode::kAborted, "round timeout"));
+  EXPECT_THAT(registry_.Contribute(id, MakeUpdate(0, 1, payload)),
+              StatusIs(absl::StatusCode::kAborted, "round timeout"));
+  // The oldest record (layer 0) was forgotten.
+  ENTROGRAD_EXPECT_OK(registry_.Contribute(id, MakeUpdate(0, 0, payload)));
+  EXPECT_EQ(registry_.RoundsInFlight(), 1);
+  const auto messages = sink->messages();
+  ASSERT_GE(messages.size(), 2u);
+  EXPECT_EQ(messages[1]->round_error().reason(),
+            v1::ROUND_ERROR_REASON_ROUND_TIMEOUT);
+}
+
+// The last stream of a job leaves with a round in flight: nobody can
+// complete it or hear of its abort, so the job and its memory go at once
+// (not at the round timeout, and not never).
+TEST_F(QuotaRegistryTest, TheLastStreamLeavingEndsTheJobAndItsRounds) {
+  std::shared_ptr<RecordingSink> rank0, rank1;
+  const MemberId id0 = Join(Spec("gone", 0, 2), &rank0);
+  const MemberId id1 = Join(Spec("gone", 1, 2), &rank1);
+  ENTROGRAD_ASSERT_OK(registry_.Contribute(id0, Update(0, 1)));
+  registry_.Leave(id0, rank0.get());
+  EXPECT_EQ(registry_.JobCount(), 1) << "rank 1 is still connected";
+  registry_.Leave(id1, rank1.get());
+  EXPECT_EQ(registry_.JobCount(), 0);
+  EXPECT_EQ(registry_.RoundsInFlight(), 0);
+  EXPECT_EQ(registry_.BytesHeld(), 0);
+}
+
+// --- Untrusted layer names (issue 12 item 3) ---
+
+TEST_F(JobRegistryTest, LayerNamesAreBoundedAndPrintable) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"", "empty"},
+      {std::string(aggregator::kMaxLayerNameBytes + 1, 'x'), "too long"},
+      {"conv1\nINFO forged log line", "control character"},
+      {"w\xff", "not ASCII"},
+  };
+  for (const auto& [name, why] : bad) {
+    JoinSpec spec = Spec("names", 0, 1);
+    spec.layers = {{"ok", 10}, {name, 10}};
+    auto sink = std::make_shared<RecordingSink>();
+    absl::StatusOr<MemberId> id =
+        registry_.Join(MakeJoin(spec), std::nullopt, sink);
+    EXPECT_THAT(id, StatusIs(absl::StatusCode::kInvalidArgument,
+                             "join.layers[1].name"))
+        << why;
+    EXPECT_THAT(id.status().message(), HasSubstr("printable ASCII")) << why;
+    EXPECT_THAT(std::string(id.status().message()),
+                ::testing::Not(HasSubstr("\n"))) << why;
+  }
+  EXPECT_EQ(registry_.JobCount(), 0);
+  JoinSpec longest = Spec("names", 0, 1);
+  longest.layers = {{std::string(aggregator::kMaxLayerNameBytes, 'x'), 10}};
+  std::shared_ptr<RecordingSink> sink;
+  Join(longest, &sink);
+}
+
+// Every refused update answers with a RoundError naming the round: the
+// layer name in it is cut, so a long name is not echoed back in full.
+TEST_F(JobRegistryTest, ErrorsDoNotEchoLayerNamesInFull) {
+  const std::string name = "layer" + std::string(240, 'n');
+  JoinSpec spec = Spec("echo", 0, 1);
+  spec.layers = {{name, kNumel}};
+  std::shared_ptr<RecordingSink> sink;
+  const MemberId id = Join(spec, &sink);
+  v1::LayerUpdate update = Update(0, 1);
+  update.mutable_payload()->set_count(update.payload().count() + 1);
+  absl::Status refused = registry_.Contribute(id, update);
+  EXPECT_THAT(refused, StatusIs(absl::StatusCode::kInvalidArgument, "layer"));
+  EXPECT_THAT(std::string(refused.message()),
+              ::testing::Not(HasSubstr(name)));
+  EXPECT_THAT(refused.message(), HasSubstr("bytes)"));
+}
+
+// --- Rank takeover (issue 12 item 6) ---
+
+// A token holder joining with a huge incarnation would replace the rank
+// and lock out every restart of the real process (whose incarnation is its
+// start time in microseconds). Incarnations are bounded by the shard's
+// clock plus max_incarnation_lead.
+TEST_F(JobRegistryTest, AnIncarnationFarAheadOfTheClockIsRefused) {
+  std::shared_ptr<RecordingSink> real;
+  const uint64_t now_us =
+      static_cast<uint64_t>(absl::ToUnixMicros(absl::Now()));
+  Join(Spec("takeover", 0, 2, now_us), &real);
+  for (const uint64_t incarnation :
+       {UINT64_MAX, now_us + uint64_t{3600} * 1000000 * 2}) {
+    auto hostile = std::make_shared<RecordingSink>();
+    EXPECT_THAT(registry_.Join(MakeJoin(Spec("takeover", 0, 2, incarnation)),
+                               std::nullopt, hostile),
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         "--max_incarnation_lead"))
+        << incarnation;
+  }
+  EXPECT_TRUE(real->closes().empty()) << "the real rank was not replaced";
+  // A genuine restart (a later start time) still replaces the stream.
+  std::shared_ptr<RecordingSink> restarted;
+  Join(Spec("takeover", 0, 2, now_us + 1000), &restarted);
+  EXPECT_EQ(real->closes().size(), 1u);
 }
 
 }  // namespace

@@ -27,6 +27,8 @@ class RecordingWriter : public StreamWriter {
   std::vector<grpc::Status> finishes;
 };
 
+constexpr int64_t kNoBound = int64_t{1} << 40;
+
 std::shared_ptr<const v1::AggregatorMessage> Merged(int64_t step) {
   auto message = std::make_shared<v1::AggregatorMessage>();
   message->mutable_merged_layer()->set_step(step);
@@ -35,7 +37,7 @@ std::shared_ptr<const v1::AggregatorMessage> Merged(int64_t step) {
 
 TEST(ReactorSinkTest, WritesOneMessageAtATimeInOrder) {
   RecordingWriter writer;
-  ReactorSink sink(&writer);
+  ReactorSink sink(&writer, kNoBound);
   auto first = Merged(1);
   auto second = Merged(2);
   sink.Send(first);
@@ -51,7 +53,7 @@ TEST(ReactorSinkTest, WritesOneMessageAtATimeInOrder) {
 
 TEST(ReactorSinkTest, CloseDuringAWriteFinishesAfterTheQueueDrains) {
   RecordingWriter writer;
-  ReactorSink sink(&writer);
+  ReactorSink sink(&writer, kNoBound);
   sink.Send(Merged(1));
   sink.Send(Merged(2));
   sink.Close(absl::AbortedError("replaced"));
@@ -68,7 +70,7 @@ TEST(ReactorSinkTest, CloseDuringAWriteFinishesAfterTheQueueDrains) {
 // the in-flight write), then the write failed. The stream must still finish.
 TEST(ReactorSinkTest, ADeferredCloseStillFinishesWhenTheWriteFails) {
   RecordingWriter writer;
-  ReactorSink sink(&writer);
+  ReactorSink sink(&writer, kNoBound);
   sink.Send(Merged(1));
   sink.Send(Merged(2));
   sink.Close(absl::OkStatus());
@@ -80,7 +82,7 @@ TEST(ReactorSinkTest, ADeferredCloseStillFinishesWhenTheWriteFails) {
 
 TEST(ReactorSinkTest, AFailedWriteFinishesTheStreamOnce) {
   RecordingWriter writer;
-  ReactorSink sink(&writer);
+  ReactorSink sink(&writer, kNoBound);
   sink.Send(Merged(1));
   sink.Send(Merged(2));
   sink.WriteDone(false);
@@ -97,7 +99,7 @@ TEST(ReactorSinkTest, AFailedWriteFinishesTheStreamOnce) {
 
 TEST(ReactorSinkTest, NothingReachesTheWriterAfterDetach) {
   RecordingWriter writer;
-  ReactorSink sink(&writer);
+  ReactorSink sink(&writer, kNoBound);
   sink.Send(Merged(1));
   sink.Detach();
   sink.WriteDone(false);
@@ -109,13 +111,58 @@ TEST(ReactorSinkTest, NothingReachesTheWriterAfterDetach) {
 
 TEST(ReactorSinkTest, CloseWithNothingInFlightFinishesAtOnceAndOnlyOnce) {
   RecordingWriter writer;
-  ReactorSink sink(&writer);
+  ReactorSink sink(&writer, kNoBound);
   sink.Close(absl::UnavailableError("draining"));
   sink.Close(absl::AbortedError("again"));
   sink.Send(Merged(1));
   ASSERT_EQ(writer.finishes.size(), 1u);
   EXPECT_EQ(writer.finishes[0].error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_TRUE(writer.writes.empty());
+}
+
+// A merged update of about `bytes` encoded bytes.
+std::shared_ptr<const v1::AggregatorMessage> MergedOfSize(int64_t step,
+                                                          size_t bytes) {
+  auto message = std::make_shared<v1::AggregatorMessage>();
+  message->mutable_merged_layer()->set_step(step);
+  message->mutable_merged_layer()->mutable_payload()->set_value_bytes(
+      std::string(bytes, 'v'));
+  return message;
+}
+
+// A worker that stops reading: its write never completes while rounds keep
+// completing. The queue must not grow without bound: past the bound the
+// queued messages are dropped and the stream ends with RESOURCE_EXHAUSTED
+// once the write in flight is done.
+TEST(ReactorSinkTest, ASlowReaderPastTheQueueBoundIsEndedWithResourceExhausted) {
+  RecordingWriter writer;
+  const int64_t message_bytes =
+      static_cast<int64_t>(MergedOfSize(0, 1000)->ByteSizeLong());
+  ReactorSink sink(&writer, 3 * message_bytes);
+  for (int64_t step = 0; step < 3; ++step) sink.Send(MergedOfSize(step, 1000));
+  EXPECT_TRUE(writer.finishes.empty()) << "within the bound";
+  sink.Send(MergedOfSize(3, 1000));  // the fourth does not fit
+  EXPECT_TRUE(writer.finishes.empty()) << "Finish with a write pending";
+  for (int64_t step = 4; step < 100; ++step) sink.Send(MergedOfSize(step, 1000));
+  sink.WriteDone(true);  // the write in flight ends: now Finish
+  ASSERT_EQ(writer.finishes.size(), 1u);
+  EXPECT_EQ(writer.finishes[0].error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(writer.finishes[0].error_message(),
+              ::testing::HasSubstr("--max_stream_queue_bytes"));
+  EXPECT_EQ(writer.writes.size(), 1u) << "the queued messages were dropped";
+}
+
+// One message always fits into an empty queue, even above the bound, so a
+// bound below the largest message cannot end every stream.
+TEST(ReactorSinkTest, OneMessageAlwaysFitsAnEmptyQueue) {
+  RecordingWriter writer;
+  ReactorSink sink(&writer, 10);
+  sink.Send(MergedOfSize(0, 1000));
+  sink.WriteDone(true);
+  sink.Send(MergedOfSize(1, 1000));
+  EXPECT_EQ(writer.writes.size(), 2u);
+  EXPECT_TRUE(writer.finishes.empty());
 }
 
 }  // namespace

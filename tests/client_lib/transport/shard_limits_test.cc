@@ -89,6 +89,42 @@ TEST(ClientShardLimitTest, MergedUpdateLargerThanTheClientsOwnLimitArrives) {
   }
 }
 
+// The shard's own limit is below the union: it aborts the round with
+// RESOURCE_EXHAUSTED, reason MERGED_TOO_LARGE. RESOURCE_EXHAUSTED is
+// otherwise retryable (quota), but resending the same contributions can
+// only merge to the same update: the client reports it at once, by the
+// reason, without resending.
+TEST(ClientShardLimitTest, AMergedUpdateTooLargeForTheShardIsNotRetried) {
+  constexpr uint64_t kNumel = 8192;
+  constexpr uint32_t kPerRank = 2000;  // 8000 value bytes each, 16000 merged
+  Shards shards(1, absl::Seconds(20), [](aggregator::AggregatorConfig& c) {
+    c.max_message_bytes = 12000;
+  });
+  ASSERT_TRUE(shards.ok());
+  const std::vector<LayerSpecification> layers = {{"wide", kNumel}};
+  std::vector<std::unique_ptr<Client>> clients;
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    ClientOptions options = TestOptions(shards.addresses(), "toolarge", rank, 2);
+    options.merge_timeout = absl::Seconds(60);
+    options.reconnect_give_up_after = absl::Seconds(60);
+    auto client = Client::Connect(options, layers, 1);
+    ENTROGRAD_ASSERT_OK(client);
+    clients.push_back(std::move(*client));
+  }
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    ENTROGRAD_ASSERT_OK(clients[rank]->SendLayer(
+        ConsecutiveRun(0, 0, kNumel, rank * kPerRank, kPerRank)));
+  }
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    EXPECT_THAT(clients[rank]->WaitMerged(0, 0),
+                StatusIs(absl::StatusCode::kResourceExhausted,
+                         "the merged update is too large"));
+    // One contribution is about 8000 wire bytes; a resend would double it.
+    EXPECT_LT(clients[rank]->traffic().uplink_wire_bytes, 2 * 8000)
+        << "rank " << rank << " resent a contribution that cannot merge";
+  }
+}
+
 TEST(ClientEvictionTest, ANewerIncarnationOfTheRankTakesOverAndIsNotEvicted) {
   Shards shards(1);
   ASSERT_TRUE(shards.ok());
