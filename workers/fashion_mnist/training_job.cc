@@ -96,6 +96,15 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   torch::set_num_threads(config.threads);
   absl::StatusOr<FashionMnist> data = LoadFashionMnist(config.data_dir);
   if (!data.ok()) return data.status();
+  // The validation set is the training set's tail, never trained on.
+  MnistSplit validation;
+  if (config.validation > 0) {
+    const int64_t kept = data->train.images.size(0) - config.validation;
+    validation = {data->train.images.narrow(0, kept, config.validation),
+                  data->train.labels.narrow(0, kept, config.validation)};
+    data->train = {data->train.images.narrow(0, 0, kept),
+                   data->train.labels.narrow(0, 0, kept)};
+  }
   absl::StatusOr<ShardSampler> sampler =
       ShardSampler::Create(data->train.images.size(0), config.world_size,
                            config.batch_size, config.seed);
@@ -130,6 +139,7 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   }
   client_options.merge_timeout = config.merge_timeout;
   client_options.partition_bytes = config.partition_bytes;
+  client_options.value_type = config.value_type;
   absl::StatusOr<std::unique_ptr<Client>> client =
       Client::Connect(client_options, LayerTableOf(named), initial_hash);
   if (!client.ok()) {
@@ -203,6 +213,7 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
       .Emit();
 
   EvalResult last_eval;
+  EvalResult last_validation;
   bool evaluated = false;
   // Wall-clock time of the training loop, and the part of it rank 0 spent
   // evaluating (every rank waits for it at the next merge): time-to-accuracy
@@ -221,20 +232,30 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
                  data->test.labels.narrow(0, 0, samples));
     if (!result.ok()) return result.status();
     last_eval = *result;
+    if (config.validation > 0) {
+      absl::StatusOr<EvalResult> held_out =
+          Evaluate(model, validation.images, validation.labels);
+      if (!held_out.ok()) return held_out.status();
+      last_validation = *held_out;
+    }
     evaluated = true;
     eval_seconds += Seconds(eval_start);
     return absl::OkStatus();
   };
   auto emit_eval = [&](int64_t step) {
     const double wall = Seconds(loop_start);
-    EventLine("eval")
-        .Add("rank", static_cast<int64_t>(config.rank))
+    EventLine line("eval");
+    line.Add("rank", static_cast<int64_t>(config.rank))
         .Add("step", step)
         .Add("seconds", wall)
         .Add("train_seconds", wall - eval_seconds)
         .Add("test_accuracy", last_eval.accuracy)
-        .Add("test_loss", last_eval.mean_loss)
-        .Emit();
+        .Add("test_loss", last_eval.mean_loss);
+    if (config.validation > 0) {
+      line.Add("validation_accuracy", last_validation.accuracy)
+          .Add("validation_loss", last_validation.mean_loss);
+    }
+    line.Emit();
   };
 
   model->train();

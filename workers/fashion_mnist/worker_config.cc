@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "workers/fashion_mnist/fashion_mnist.h"
 
 namespace entrograd::workers {
 
@@ -68,6 +69,10 @@ absl::Status ValidateWorkerConfig(const WorkerConfig& config) {
   }
   if (config.out_dir.empty()) return Bad("out", "expected a directory");
   if (config.threads < 1) return Bad("threads", "expected >= 1");
+  if (config.validation < 0 || config.validation >= kFashionMnistTrainSize) {
+    return Bad("validation",
+               absl::StrCat("expected 0 <= N < ", kFashionMnistTrainSize));
+  }
   if (config.partition_bytes != 0 && config.partition_bytes < 4) {
     return Bad("partition_bytes", "expected 0 (never cut) or >= 4");
   }

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "entrograd/codec.h"
 #include "entrograd/compression_options.h"
 #include "workers/fashion_mnist/cnn_model.h"
 
@@ -53,6 +54,11 @@ struct WorkerConfig {
   // Layers larger than this travel as parts spread over the shards
   // (ClientOptions::partition_bytes); 0: never cut, otherwise >= 4.
   int64_t partition_bytes = int64_t{4} << 20;
+  // The last this many training images are held out as a validation set
+  // (not trained on), evaluated with the test set; 0: none.
+  int64_t validation = 0;
+  // What this worker sends (ClientOptions::value_type).
+  ValueType value_type = ValueType::kF32;
   int threads = 1;                 // LibTorch intra-op threads
   std::string metrics_listen;      // host:port of /metrics; empty: none
   bool per_layer_metrics = false;  // per-layer entropy/keep-ratio gauges

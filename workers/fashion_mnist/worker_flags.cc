@@ -53,6 +53,13 @@ ABSL_FLAG(bool, resume, true,
           "continue from the checkpoint in --out when there is one");
 ABSL_FLAG(absl::Duration, merge_timeout, absl::Seconds(120),
           "longest wait for one merged layer");
+ABSL_FLAG(int64_t, validation, 0,
+          "hold out the last N training images as a validation set, "
+          "evaluated with the test set (0: none); choose hyper-parameters "
+          "on it, never on the test set");
+ABSL_FLAG(std::string, value_type, "f32",
+          "value type of what this worker sends: f32, f16 or bf16 (every "
+          "type is accepted)");
 ABSL_FLAG(int64_t, partition_bytes, int64_t{4} << 20,
           "layers larger than this many float32 bytes travel as parts of at "
           "most this size, spread over the shards (0: never cut)");
@@ -118,6 +125,14 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   config.resume = absl::GetFlag(FLAGS_resume);
   config.merge_timeout = absl::GetFlag(FLAGS_merge_timeout);
   config.partition_bytes = absl::GetFlag(FLAGS_partition_bytes);
+  config.validation = absl::GetFlag(FLAGS_validation);
+  absl::StatusOr<ValueType> value_type =
+      ParseValueType(absl::GetFlag(FLAGS_value_type));
+  if (!value_type.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--value_type: ", value_type.status().message()));
+  }
+  config.value_type = *value_type;
   config.threads = absl::GetFlag(FLAGS_threads);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   config.per_layer_metrics = absl::GetFlag(FLAGS_per_layer_metrics);

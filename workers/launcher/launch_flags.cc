@@ -45,6 +45,13 @@ ABSL_FLAG(int64_t, eval_every, Defaults().eval_every,
           "epoch's end)");
 ABSL_FLAG(int64_t, eval_samples, Defaults().eval_samples,
           "evaluate on the first N test images (0: all 10,000)");
+ABSL_FLAG(int64_t, validation, Defaults().validation,
+          "hold out the last N training images as a validation set, "
+          "evaluated with the test set (0: none)");
+ABSL_FLAG(int64_t, warmup_steps, Defaults().warmup_steps,
+          "DGC warm-up steps of the compressed policies");
+ABSL_FLAG(std::string, value_type, Defaults().value_type,
+          "value type the workers send: f32, f16 or bf16");
 ABSL_FLAG(std::string, link, Defaults().link,
           "emulate a network: every process in its own network namespace, "
           "links limited to this rate both ways (100mbit, 1gbit, 10gbit, "
@@ -100,6 +107,9 @@ absl::StatusOr<LaunchOptions> LaunchOptionsFromFlags(int argc, char** argv) {
   options.model = absl::GetFlag(FLAGS_model);
   options.eval_every = absl::GetFlag(FLAGS_eval_every);
   options.eval_samples = absl::GetFlag(FLAGS_eval_samples);
+  options.validation = absl::GetFlag(FLAGS_validation);
+  options.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
+  options.value_type = absl::GetFlag(FLAGS_value_type);
   options.link = absl::GetFlag(FLAGS_link);
   options.timeout = absl::GetFlag(FLAGS_timeout);
   options.out_dir = absl::GetFlag(FLAGS_out);

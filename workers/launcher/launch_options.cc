@@ -127,6 +127,18 @@ absl::Status ValidateLaunchOptions(const LaunchOptions& options) {
     return Invalid("eval_samples", ">= 0 (0: the whole test set)",
                    absl::StrCat(options.eval_samples));
   }
+  if (options.validation < 0 || options.validation >= 60000) {
+    return Invalid("validation", "in [0, 60000) (0: none)",
+                   absl::StrCat(options.validation));
+  }
+  if (options.warmup_steps < 0) {
+    return Invalid("warmup_steps", ">= 0", absl::StrCat(options.warmup_steps));
+  }
+  if (options.value_type != "f32" && options.value_type != "f16" &&
+      options.value_type != "bf16") {
+    return Invalid("value_type", "one of f32, f16, bf16",
+                   absl::StrCat("\"", options.value_type, "\""));
+  }
   if (!options.link.empty()) {
     absl::StatusOr<link_emulation::LinkRate> rate =
         link_emulation::ParseLinkRate(options.link);

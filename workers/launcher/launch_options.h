@@ -50,6 +50,13 @@ struct LaunchOptions {
   int64_t eval_every = 0;
   // Evaluations use the first this many test images (0: all 10,000).
   int64_t eval_samples = 0;
+  // The last this many training images are held out as a validation set,
+  // evaluated with the test set (0: none). Choose hyper-parameters on it.
+  int64_t validation = 0;
+  // DGC warm-up steps of the compressed policies (ALGORITHM.md 5.4).
+  int64_t warmup_steps = 0;
+  // What the workers send: "f32", "f16" or "bf16" (every type is accepted).
+  std::string value_type = "f32";
   // Link emulation: empty runs everything on loopback. Otherwise a rate
   // ("100mbit", "1gbit", "10gbit", "unlimited"): the aggregator and every
   // worker run in their own network namespace, joined by veth pairs to one

@@ -113,6 +113,10 @@ std::string EvalsJson(const std::vector<EvalEvent>& evals) {
                     ", \"test_loss\": ",
                     eval.test_loss.has_value() ? JsonNumber(*eval.test_loss)
                                                : std::string("null"),
+                    ", \"validation_accuracy\": ",
+                    eval.validation_accuracy.has_value()
+                        ? JsonNumber(*eval.validation_accuracy)
+                        : std::string("null"),
                     "}");
   }
   return json + "]";
@@ -158,9 +162,15 @@ RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
   summary.seed = options.seed;
   summary.model = options.model;
   summary.eval_every = options.eval_every;
+  summary.validation = options.validation;
+  summary.warmup_steps = options.warmup_steps;
+  summary.value_type = options.value_type;
   summary.wall_seconds = wall_seconds;
   summary.breakdown = SummarizeStepTimes(record.step_times());
   summary.evals = record.evals();
+  if (!summary.evals.empty()) {
+    summary.validation_accuracy = summary.evals.back().validation_accuracy;
+  }
 
   summary.epochs_completed = static_cast<int64_t>(record.epochs().size());
   if (const std::optional<StartEvent>& start = record.start(0)) {
@@ -222,6 +232,9 @@ std::string SummaryJson(const RunSummary& summary) {
       .Add("seed", summary.seed)
       .Add("model", summary.model)
       .Add("eval_every", summary.eval_every)
+      .Add("validation", summary.validation)
+      .Add("warmup_steps", summary.warmup_steps)
+      .Add("value_type", summary.value_type)
       .Add("parameters", summary.parameters)
       .Add("layers", summary.layers);
   if (summary.test_accuracy.has_value()) {
@@ -233,6 +246,11 @@ std::string SummaryJson(const RunSummary& summary) {
     json.Add("test_loss", *summary.test_loss);
   } else {
     json.AddNull("test_loss");
+  }
+  if (summary.validation_accuracy.has_value()) {
+    json.Add("validation_accuracy", *summary.validation_accuracy);
+  } else {
+    json.AddNull("validation_accuracy");
   }
   json.Add("uplink_wire_bytes", summary.bytes.uplink)
       .Add("downlink_wire_bytes", summary.bytes.downlink)
@@ -291,12 +309,17 @@ std::string SummaryMarkdown(const RunSummary& summary) {
       {"batch size, lr, momentum, seed",
        absl::StrFormat("%d, %g, %g, %d", summary.batch_size, summary.lr,
                        summary.momentum, summary.seed)},
+      {"warm-up steps, value type",
+       absl::StrCat(summary.warmup_steps, ", ", summary.value_type)},
       {"parameters (layers)", absl::StrCat(FormatCount(summary.parameters),
                                            " (", summary.layers, ")")},
       {"test accuracy", OptionalPercent(summary.test_accuracy)},
       {"test loss", summary.test_loss.has_value()
                         ? FormatLoss(*summary.test_loss)
                         : std::string("-")},
+      {absl::StrCat("validation accuracy (last ", summary.validation,
+                    " training images, held out)"),
+       OptionalPercent(summary.validation_accuracy)},
       {"uplink wire bytes", BytesCell(summary.bytes.uplink)},
       {"downlink wire bytes", BytesCell(summary.bytes.downlink)},
       {"dense-equivalent bytes", BytesCell(summary.bytes.dense_equivalent)},

@@ -59,6 +59,9 @@ struct RunSummary {
   int64_t seed = 0;
   std::string model;
   int64_t eval_every = 0;
+  int64_t validation = 0;  // held-out training images
+  int64_t warmup_steps = 0;
+  std::string value_type;
   // As reported by the workers.
   int64_t epochs_completed = 0;  // evaluations rank 0 reported
   int64_t steps = 0;             // rank 0's done.steps (else steps seen)
@@ -66,6 +69,8 @@ struct RunSummary {
   int64_t layers = 0;
   std::optional<double> test_accuracy;  // rank 0's final evaluation
   std::optional<double> test_loss;
+  // Rank 0's last evaluation on the validation set (--validation).
+  std::optional<double> validation_accuracy;
   WireBytes bytes;               // summed over ranks
   double compression_ratio = 0;  // bytes.dense_equivalent / bytes.wire()
   double seconds = 0;            // training time: slowest rank's done.seconds

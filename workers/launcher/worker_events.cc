@@ -186,6 +186,8 @@ absl::StatusOr<WorkerEvent> ParseWorkerEvent(absl::string_view line) {
         reader.OptionalNumber("train_seconds").value_or(eval.seconds);
     eval.test_accuracy = reader.Number("test_accuracy");
     eval.test_loss = reader.OptionalNumber("test_loss");
+    eval.validation_accuracy = reader.OptionalNumber("validation_accuracy");
+    eval.validation_loss = reader.OptionalNumber("validation_loss");
     reader.Require(eval.seconds >= 0, "seconds", ">= 0");
     event = eval;
   } else if (name == "done") {

@@ -90,6 +90,9 @@ struct EvalEvent {
   double train_seconds = 0;
   double test_accuracy = 0;  // fraction in [0, 1]
   std::optional<double> test_loss;
+  // On the held-out training images, when the worker has --validation.
+  std::optional<double> validation_accuracy;
+  std::optional<double> validation_loss;
 };
 
 struct EpochEvent {

@@ -48,6 +48,9 @@ inline constexpr ValueType kAllValueTypes[] = {ValueType::kF32, ValueType::kF16,
 absl::string_view IndexEncodingName(IndexEncoding encoding);
 // "f32", "f16", "bf16".
 absl::string_view ValueTypeName(ValueType type);
+// The inverse of ValueTypeName. INVALID_ARGUMENT naming the accepted names
+// for any other text.
+absl::StatusOr<ValueType> ParseValueType(absl::string_view name);
 // Bytes one value takes on the wire: 4, 2, 2.
 int64_t ValueTypeBytes(ValueType type);
 

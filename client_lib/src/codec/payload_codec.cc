@@ -39,6 +39,14 @@ absl::string_view ValueTypeName(ValueType type) {
   return "unknown";
 }
 
+absl::StatusOr<ValueType> ParseValueType(absl::string_view name) {
+  for (ValueType type : kAllValueTypes) {
+    if (name == ValueTypeName(type)) return type;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown value type \"", name, "\"; expected f32, f16 or bf16"));
+}
+
 int64_t ValueTypeBytes(ValueType type) {
   return type == ValueType::kF32 ? 4 : 2;
 }

@@ -190,6 +190,14 @@ TEST(NamesTest, EnumNamesAndSizes) {
   EXPECT_EQ(ValueTypeBytes(ValueType::kF32), 4);
   EXPECT_EQ(ValueTypeBytes(ValueType::kF16), 2);
   EXPECT_EQ(ValueTypeBytes(ValueType::kBF16), 2);
+  for (ValueType type : kAllValueTypes) {
+    absl::StatusOr<ValueType> parsed = ParseValueType(ValueTypeName(type));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(*parsed, type);
+  }
+  EXPECT_THAT(ParseValueType("fp16"),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "expected f32, f16 or bf16"));
 }
 
 }  // namespace

@@ -63,6 +63,43 @@ TEST(LauncherIntegrationTest, TwoWorkersTwentyStepsSucceed) {
   EXPECT_TRUE(std::filesystem::exists(out + "/aggregator.log"));
 }
 
+// Issue 11's protocol options reach the workers and the summary: a held-out
+// validation set evaluated with the test set, the warm-up and the value type.
+TEST(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
+  if (!std::filesystem::exists(WorkerPath())) {
+    GTEST_SKIP() << "entrograd-worker not built (" << WorkerPath() << ")";
+  }
+  TempDir dir;
+  const std::string out = dir.File("run");
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      auto launcher,
+      StartLauncher({"--workers", "2", "--max_steps", "8", "--validation",
+                     "5000", "--warmup_steps", "4", "--value_type", "bf16",
+                     "--eval_every", "4", "--eval_samples", "1000", "--out",
+                     out}));
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(8)));
+  ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
+  ASSERT_EQ(WEXITSTATUS(status), 0) << launcher->Output();
+  const std::string text = ReadFileOrEmpty(out + "/summary.json");
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FlatJsonObject summary,
+                                 ParseFlatJsonObject(text));
+  EXPECT_EQ(summary["validation"].number, 5000) << text;
+  EXPECT_EQ(summary["warmup_steps"].number, 4) << text;
+  EXPECT_EQ(summary["value_type"].string, "bf16") << text;
+  EXPECT_EQ(summary["seed"].number, 1) << text;
+  EXPECT_EQ(summary["lr"].number, 0.1) << text;
+  ASSERT_EQ(summary["validation_accuracy"].type, JsonValue::Type::kNumber)
+      << text;
+  EXPECT_GT(summary["validation_accuracy"].number, 0.0) << text;
+  EXPECT_LE(summary["validation_accuracy"].number, 1.0) << text;
+  // Every periodic evaluation carries both accuracies.
+  EXPECT_THAT(text, ::testing::ContainsRegex(
+                        "\\{\"step\": 4, [^}]*\"validation_accuracy\": 0\\.[0-9]"));
+  EXPECT_TRUE(summary["replicas_identical"].boolean) << text;
+  EXPECT_THAT(ReadFileOrEmpty(out + "/summary.md"),
+              HasSubstr("| validation accuracy (last 5000 training images"));
+}
+
 // Three aggregator shards with the CNN's large layers cut into parts of
 // 64 KiB end bitwise where one shard with whole layers ends: the merge is
 // element by element, so where a part is merged does not change a bit.
