@@ -25,7 +25,8 @@ What it mirrors from entrograd (workers/fashion_mnist/):
     float32, images [N,1,28,28], labels int64;
   * model: cnn_model.cc's FashionCnn, --model cnn (hidden width 128,
     454,922 parameters) or --model wide (the same trunk with hidden width
-    8192, 25,832,330 parameters: a 103 MB dense gradient), initialised by
+    8192, 25,832,330 parameters: a 103 MB dense gradient) or --model vgg
+    (3 stages of 3x3 convolutions, 777,930 parameters), initialised by
     torch.manual_seed(seed) and PyTorch's default init (entrograd uses
     LibTorch's defaults with the same seed; bitwise equality of the initial
     weights is not relied on);
@@ -227,21 +228,38 @@ def check_sampler_port():
 # Model: workers/fashion_mnist/cnn_model.cc
 
 
-HIDDEN_WIDTH = {"cnn": 128, "wide": 8192}  # cnn_model.cc HiddenWidthOf
+HIDDEN_WIDTH = {"cnn": 128, "wide": 8192, "vgg": 256}  # cnn_model.cc HiddenWidthOf
 
 
 class FashionCnn(nn.Module):
-    def __init__(self, hidden_width=128):
+    def __init__(self, model="cnn"):
         super().__init__()
+        hidden_width = HIDDEN_WIDTH[model]
         # Registration order = entrograd's named_parameters() order.
-        self.conv1 = nn.Conv2d(1, 32, 5, padding=2)
-        self.conv2 = nn.Conv2d(32, 64, 5, padding=2)
-        self.fc1 = nn.Linear(64 * 7 * 7, hidden_width)
+        self.stages = []
+        if model == "vgg":
+            # Three stages of three 3x3 convolutions, max-pool after each.
+            in_channels = 1
+            for stage, channels in enumerate((32, 64, 128), start=1):
+                for i in range(1, 4):
+                    name = f"conv{stage}_{i}"
+                    setattr(self, name, nn.Conv2d(in_channels, channels, 3, padding=1))
+                    self.stages.append((name, i == 3))
+                    in_channels = channels
+            flat = 128 * 3 * 3
+        else:
+            self.conv1 = nn.Conv2d(1, 32, 5, padding=2)
+            self.conv2 = nn.Conv2d(32, 64, 5, padding=2)
+            self.stages = [("conv1", True), ("conv2", True)]
+            flat = 64 * 7 * 7
+        self.fc1 = nn.Linear(flat, hidden_width)
         self.fc2 = nn.Linear(hidden_width, 10)
 
     def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        for name, pool_after in self.stages:
+            x = F.relu(getattr(self, name)(x))
+            if pool_after:
+                x = F.max_pool2d(x, 2)
         x = x.flatten(1)
         x = F.relu(self.fc1(x))
         return self.fc2(x)
@@ -320,7 +338,7 @@ def run_rank(rank, world_size, init_method, args):
         raise ValueError(f"{n} samples is less than one global batch ({W} x {B})")
 
     torch.manual_seed(args.seed)
-    model = FashionCnn(HIDDEN_WIDTH[args.model])
+    model = FashionCnn(args.model)
     num_params = sum(p.numel() for p in model.parameters())
     # DDP broadcasts rank 0's parameters at construction, so all ranks start
     # equal regardless.
@@ -525,8 +543,9 @@ def main():
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--seed", type=int, default=1)  # entrograd worker's default
     p.add_argument("--model", choices=sorted(HIDDEN_WIDTH), default="cnn",
-                   help="cnn (hidden width 128, 454,922 parameters) or wide "
-                        "(hidden width 8192, 25,832,330 parameters)")
+                   help="cnn (hidden width 128, 454,922 parameters), wide "
+                        "(hidden width 8192, 25,832,330 parameters) or vgg "
+                        "(9 3x3 convolutions, 777,930 parameters)")
     p.add_argument("--max_steps", type=int, default=None,
                    help="stop after this many steps in total (default: all epochs)")
     p.add_argument("--eval_every", type=int, default=0,

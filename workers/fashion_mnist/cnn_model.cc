@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -13,40 +14,82 @@ namespace {
 
 namespace nn = torch::nn;
 
-// 28 -> 14 -> 7 after the two poolings, with 64 channels.
-constexpr int64_t kFlatFeatures = 64 * 7 * 7;
+// cnn and wide: 28 -> 14 -> 7 after the two poolings, with 64 channels.
+constexpr int64_t kCnnFlatFeatures = 64 * 7 * 7;
+// vgg: 28 -> 14 -> 7 -> 3 after three poolings, with 128 channels.
+constexpr int64_t kVggFlatFeatures = 128 * 3 * 3;
 
 }  // namespace
 
 absl::StatusOr<ModelKind> ParseModelKind(absl::string_view name) {
   if (name == "cnn") return ModelKind::kCnn;
   if (name == "wide") return ModelKind::kWide;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown model \"", name, "\" (expected cnn or wide)"));
+  if (name == "vgg") return ModelKind::kVgg;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown model \"", name, "\" (expected cnn, wide or vgg)"));
 }
 
 absl::string_view ModelKindName(ModelKind kind) {
-  return kind == ModelKind::kWide ? "wide" : "cnn";
+  switch (kind) {
+    case ModelKind::kWide:
+      return "wide";
+    case ModelKind::kVgg:
+      return "vgg";
+    case ModelKind::kCnn:
+      break;
+  }
+  return "cnn";
 }
 
 int64_t HiddenWidthOf(ModelKind kind) {
-  return kind == ModelKind::kWide ? 8192 : 128;
+  switch (kind) {
+    case ModelKind::kWide:
+      return 8192;
+    case ModelKind::kVgg:
+      return 256;
+    case ModelKind::kCnn:
+      break;
+  }
+  return 128;
 }
 
-FashionCnnImpl::FashionCnnImpl(int64_t hidden_width) {
+FashionCnnImpl::FashionCnnImpl(ModelKind kind) {
   // Registration order fixes named_parameters() order; keep it in forward
   // order.
-  conv1_ = register_module("conv1",
-                           nn::Conv2d(nn::Conv2dOptions(1, 32, 5).padding(2)));
-  conv2_ = register_module("conv2",
-                           nn::Conv2d(nn::Conv2dOptions(32, 64, 5).padding(2)));
-  fc1_ = register_module("fc1", nn::Linear(kFlatFeatures, hidden_width));
+  auto add_conv = [this](const std::string& name, int64_t in, int64_t out,
+                         int64_t kernel, bool pool_after) {
+    convs_.push_back(register_module(
+        name,
+        nn::Conv2d(nn::Conv2dOptions(in, out, kernel).padding(kernel / 2))));
+    pool_after_.push_back(pool_after);
+  };
+  int64_t flat_features = kCnnFlatFeatures;
+  if (kind == ModelKind::kVgg) {
+    int64_t in = 1;
+    int64_t stage = 1;
+    for (int64_t channels : {32, 64, 128}) {
+      for (int i = 1; i <= 3; ++i) {
+        add_conv(absl::StrCat("conv", stage, "_", i), in, channels, 3,
+                 /*pool_after=*/i == 3);
+        in = channels;
+      }
+      ++stage;
+    }
+    flat_features = kVggFlatFeatures;
+  } else {
+    add_conv("conv1", 1, 32, 5, /*pool_after=*/true);
+    add_conv("conv2", 32, 64, 5, /*pool_after=*/true);
+  }
+  const int64_t hidden_width = HiddenWidthOf(kind);
+  fc1_ = register_module("fc1", nn::Linear(flat_features, hidden_width));
   fc2_ = register_module("fc2", nn::Linear(hidden_width, 10));
 }
 
 torch::Tensor FashionCnnImpl::forward(torch::Tensor x) {
-  x = torch::max_pool2d(torch::relu(conv1_->forward(x)), 2);
-  x = torch::max_pool2d(torch::relu(conv2_->forward(x)), 2);
+  for (size_t i = 0; i < convs_.size(); ++i) {
+    x = torch::relu(convs_[i]->forward(x));
+    if (pool_after_[i]) x = torch::max_pool2d(x, 2);
+  }
   x = x.flatten(1);
   x = torch::relu(fc1_->forward(x));
   return fc2_->forward(x);
@@ -55,7 +98,7 @@ torch::Tensor FashionCnnImpl::forward(torch::Tensor x) {
 absl::StatusOr<FashionCnn> MakeFashionCnn(uint64_t seed, ModelKind kind) {
   try {
     torch::manual_seed(seed);
-    return FashionCnn(HiddenWidthOf(kind));
+    return FashionCnn(kind);
   } catch (const c10::Error& error) {
     return absl::InternalError(absl::StrCat("MakeFashionCnn: LibTorch: ",
                                             error.what_without_backtrace()));

@@ -38,8 +38,10 @@ ABSL_FLAG(double, lr, 0.1, "learning rate");
 ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the initial model and the data order");
 ABSL_FLAG(std::string, model, "cnn",
-          "cnn (454,922 parameters) or wide (the same trunk with an "
-          "8192-wide head, 25,832,330 parameters: communication-bound)");
+          "cnn (454,922 parameters), wide (the same trunk with an "
+          "8192-wide head, 25,832,330 parameters: communication-bound) or "
+          "vgg (9 3x3 convolutions, 777,930 parameters, 10 compressed "
+          "layers)");
 ABSL_FLAG(int64_t, eval_every, 0,
           "rank 0 evaluates every N steps (0: at each epoch's end only)");
 ABSL_FLAG(int64_t, eval_samples, 0,

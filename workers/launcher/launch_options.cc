@@ -71,7 +71,7 @@ const std::vector<std::string>& KnownPolicies() {
 
 const std::vector<std::string>& KnownModels() {
   static const auto* const kModels =
-      new std::vector<std::string>{"cnn", "wide"};
+      new std::vector<std::string>{"cnn", "wide", "vgg"};
   return *kModels;
 }
 

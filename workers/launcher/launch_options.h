@@ -42,8 +42,9 @@ struct LaunchOptions {
   double momentum = 0.9;
   // Seed of the model initialisation and data order; every rank gets it.
   int64_t seed = 1;
-  // The model every worker trains: "cnn" (0.45M parameters) or "wide"
-  // (25.8M parameters, communication-bound).
+  // The model every worker trains: "cnn" (0.45M parameters), "wide"
+  // (25.8M parameters, communication-bound) or "vgg" (0.78M parameters, 10
+  // compressed layers).
   std::string model = "cnn";
   // Rank 0 evaluates every this many steps (0: at each epoch's end), for
   // time-to-accuracy.
