@@ -1,6 +1,6 @@
 // A worker's checkpoint: model parameters, the DistributedOptimizer's state
-// (step, residuals, velocities) and, without momentum correction, the inner
-// optimizer. Written to a temporary directory and renamed into place, so a
+// (step, residuals, velocities, and the momentum buffers of layers sent whole)
+// and, without momentum correction, the inner optimizer. Written to a temporary directory and renamed into place, so a
 // crash mid-write leaves the previous checkpoint intact.
 #ifndef ENTROGRAD_WORKERS_FASHION_MNIST_CHECKPOINT_H_
 #define ENTROGRAD_WORKERS_FASHION_MNIST_CHECKPOINT_H_
@@ -18,7 +18,9 @@ absl::Status SaveCheckpoint(const std::string& dir, FashionCnn& model,
                             const DistributedOptimizer& optimizer,
                             torch::optim::Optimizer* inner);
 // True and restores when `dir`/checkpoint exists; false when there is none.
-// Errors: a checkpoint that does not fit this model (INVALID_ARGUMENT).
+// Errors: INVALID_ARGUMENT for a checkpoint that does not fit this model or
+// these options, e.g. one written before layers sent whole kept a momentum
+// buffer (DistributedOptimizer::LoadState names the missing entry).
 absl::StatusOr<bool> LoadCheckpoint(const std::string& dir, FashionCnn& model,
                                     DistributedOptimizer& optimizer,
                                     torch::optim::Optimizer* inner);

@@ -148,9 +148,10 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
                                      client.status().message()));
   }
 
-  // Sparse policies use momentum correction (ALGORITHM.md 5.1) and plain SGD
-  // on the merged update; the dense baseline is ordinary momentum SGD on the
-  // averaged gradient, as DDP would run it.
+  // Sparse policies use momentum correction (ALGORITHM.md 5.1): plain SGD on
+  // the merged update, and momentum SGD for the layers sent whole (biases
+  // below dense_below; step 7). The dense baseline is ordinary momentum SGD
+  // on the averaged gradient, as DDP would run it.
   const bool dense_baseline = config.policy == KeepPolicy::kDense;
   DistributedOptimizerOptions options;
   options.compression.policy = config.policy;

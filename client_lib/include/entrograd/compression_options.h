@@ -60,7 +60,7 @@ struct CompressionOptions {
   int64_t intervals = 256;
 
   // Layers with fewer elements than this (biases, norms) are sent dense
-  // whatever the policy. 0 disables. Default 1024.
+  // whatever the policy (see IsSentWhole). 0 disables. Default 1024.
   int64_t dense_below = 1024;
 
   // Warm-up steps T_w (DGC): for step t < T_w the density is
@@ -71,7 +71,10 @@ struct CompressionOptions {
   // Momentum correction (ALGORITHM.md 5.1, 5.6): accumulate a local velocity
   // V <- momentum * V + u and compress G + V; selected entries of V are
   // masked to zero. Use it when the training optimiser uses momentum, and
-  // step with plain SGD on the merged update.
+  // step with plain SGD on the merged update. Layers sent whole (IsSentWhole)
+  // take no part: they send u itself and take ordinary momentum SGD on the
+  // merged update instead (ALGORITHM.md 7), since masking V at every entry
+  // every step would erase their momentum.
   bool momentum_correction = false;
   // Momentum factor mu in [0, 1), used when momentum_correction is true.
   double momentum = 0.9;
@@ -79,6 +82,11 @@ struct CompressionOptions {
 
 // OK, or INVALID_ARGUMENT naming the first field out of range and its value.
 absl::Status ValidateCompressionOptions(const CompressionOptions& options);
+
+// True when a layer of `numel` elements is sent whole every step: under
+// kDense, or when numel < dense_below. Such a layer keeps no residual and no
+// velocity: it sends its fresh gradient u exactly (ALGORITHM.md 5.1).
+bool IsSentWhole(int64_t numel, const CompressionOptions& options);
 
 // Density used at `step` (>= 0) for a nominal density `rho`: rho itself, or
 // the warm-up value rho^((step+1)/warmup_steps) while step < warmup_steps.

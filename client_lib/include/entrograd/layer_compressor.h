@@ -10,11 +10,17 @@
 // Conservation holds bitwise: writing the sent values over G (after) at their
 // indices gives A (before) exactly.
 //
+// A layer sent whole every step (IsSentWhole: policy kDense, or fewer than
+// dense_below elements) takes no part in the residual or in momentum
+// correction (ALGORITHM.md 5.1): A = u exactly, and G and V stay 0. Its
+// momentum, if any, is the optimizer's to apply to the merged update (7).
+//
 // Atomicity: Accumulate writes into scratch buffers; G and V change only when
 // Select succeeds. On any error the state is as before the call.
 //
 // Memory: 2 * numel floats (G and scratch A), 4 * numel with momentum
-// correction (plus V and scratch V).
+// correction (plus V and scratch V), 3 * numel for a layer sent whole with
+// momentum correction (its V, all zeros, keeps the checkpoint's shape).
 //
 // Thread safety: not thread-safe; use one LayerCompressor per layer and call
 // it from one thread at a time. Different layers may be compressed
@@ -78,7 +84,8 @@ class LayerCompressor {
 
   // Phase 2 (5.5-5.7) with an explicit k in [0, numel]: selects, fills *out
   // and commits G (and V). Errors: FAILED_PRECONDITION without a pending
-  // Accumulate; INVALID_ARGUMENT for k out of range.
+  // Accumulate; INVALID_ARGUMENT for k out of range, or k != numel for a
+  // layer sent whole (it keeps no residual for what it would not send).
   absl::Status SelectTopK(int64_t k, int64_t step, double keep_ratio,
                           CompressedLayer* out);
 
@@ -90,14 +97,17 @@ class LayerCompressor {
 
   int64_t numel() const { return numel_; }
   const CompressionOptions& options() const { return options_; }
+  // IsSentWhole(numel(), options()): sends u whole every step, G and V stay 0.
+  bool sent_whole() const { return sent_whole_; }
   // The residual G and velocity V (empty without momentum correction). Valid
   // until the next non-const call.
   absl::Span<const float> residual() const { return residual_; }
   absl::Span<const float> velocity() const { return velocity_; }
 
   // Replaces G and V, e.g. from a checkpoint. `velocity` must be empty
-  // without momentum correction. Errors: INVALID_ARGUMENT for wrong sizes or
-  // non-finite values; state unchanged on error.
+  // without momentum correction. Errors: INVALID_ARGUMENT for wrong sizes,
+  // non-finite values, or nonzero values for a layer sent whole (naming the
+  // element); state unchanged on error.
   absl::Status RestoreState(absl::Span<const float> residual,
                             absl::Span<const float> velocity);
 
@@ -115,7 +125,8 @@ class LayerCompressor {
 
   const int64_t numel_;
   const CompressionOptions options_;
-  std::vector<float> residual_;            // G
+  const bool sent_whole_;
+  std::vector<float> residual_;            // G (all 0 when sent whole)
   std::vector<float> velocity_;            // V (momentum correction only)
   std::vector<float> pending_accumulated_; // A of the pending step
   std::vector<float> pending_velocity_;    // V of the pending step

@@ -22,6 +22,7 @@ static_assert(kBlock <= CandidateCollector::kScanBlock);
 void AccumulateAndMeasure(const AccumulateBuffers& buffers, float momentum) {
   const int64_t n = static_cast<int64_t>(buffers.gradient.size());
   const int64_t m = static_cast<int64_t>(buffers.interval_abs_sums.size());
+  const bool whole = buffers.residual.empty();
   const bool with_momentum = !buffers.velocity.empty();
   const float* u = buffers.gradient.data();
   const float* g = buffers.residual.data();
@@ -37,7 +38,9 @@ void AccumulateAndMeasure(const AccumulateBuffers& buffers, float momentum) {
       const int64_t length = std::min(kBlock, end - block);
       AccumulateAbs(u + block, length, lanes);
       // Separate simple loops so the compiler vectorises each of them.
-      if (with_momentum) {
+      if (whole) {
+        std::copy(u + block, u + block + length, a + block);
+      } else if (with_momentum) {
         for (int64_t j = block; j < block + length; ++j) {
           const float velocity = NextVelocity(momentum, v[j], u[j]);
           v_next[j] = velocity;

@@ -23,7 +23,10 @@ inline float Accumulated(float residual, float increment) {
 
 struct AccumulateBuffers {
   absl::Span<const float> gradient;  // u, n elements
-  absl::Span<const float> residual;  // G, n elements
+  // G, n elements, or empty: a layer sent whole, for which A = u exactly
+  // (ALGORITHM.md 5.1; not 0 + u, which would turn -0.0 into +0.0). The
+  // velocity must then be empty too.
+  absl::Span<const float> residual;
   absl::Span<const float> velocity;  // V, n elements, or empty: no momentum
   absl::Span<float> accumulated;     // out: A = G + u (or G + V'), n elements
   absl::Span<float> next_velocity;   // out: V' = mu V + u; empty: no momentum

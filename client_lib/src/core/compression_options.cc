@@ -86,6 +86,10 @@ absl::Status ValidateCompressionOptions(const CompressionOptions& options) {
   return absl::OkStatus();
 }
 
+bool IsSentWhole(int64_t numel, const CompressionOptions& options) {
+  return options.policy == KeepPolicy::kDense || numel < options.dense_below;
+}
+
 double WarmupDensity(double rho, int64_t warmup_steps, int64_t step) {
   if (warmup_steps <= 0 || step >= warmup_steps || step < 0) return rho;
   // DGC's exponential warm-up: starts near 1 (dense) and reaches rho at T_w.

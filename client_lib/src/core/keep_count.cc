@@ -25,8 +25,7 @@ absl::StatusOr<KeepDecision> DecideKeepCount(const EntropyStats& stats,
         absl::StrCat("numel = ", numel, "; expected >= 1"));
   }
   KeepDecision decision;
-  const bool dense_layer = numel < options.dense_below;
-  if (options.policy == KeepPolicy::kDense || dense_layer) {
+  if (IsSentWhole(numel, options)) {
     decision.k = numel;
     decision.keep_ratio = 1.0;
     decision.dense = true;

@@ -33,10 +33,13 @@ LayerCompressor::LayerCompressor(int64_t numel,
                                  const CompressionOptions& options)
     : numel_(numel),
       options_(options),
+      sent_whole_(IsSentWhole(numel, options)),
       residual_(numel, 0.0f),
       velocity_(options.momentum_correction ? numel : 0, 0.0f),
       pending_accumulated_(numel),
-      pending_velocity_(options.momentum_correction ? numel : 0),
+      // A layer sent whole never computes a next velocity.
+      pending_velocity_(options.momentum_correction && !sent_whole_ ? numel
+                                                                     : 0),
       interval_sums_(std::min<int64_t>(options.intervals, numel)) {}
 
 absl::Status LayerCompressor::Compress(absl::Span<const float> gradient,
@@ -74,14 +77,17 @@ absl::StatusOr<EntropyStats> LayerCompressor::Accumulate(
   }
   AccumulateBuffers buffers;
   buffers.gradient = gradient;
-  buffers.residual = residual_;
-  buffers.velocity = velocity_;
+  if (!sent_whole_) {  // else A = u: G and V stay 0 (ALGORITHM.md 5.1)
+    buffers.residual = residual_;
+    buffers.velocity = velocity_;
+    buffers.next_velocity = absl::MakeSpan(pending_velocity_);
+  }
   buffers.accumulated = absl::MakeSpan(pending_accumulated_);
-  buffers.next_velocity = absl::MakeSpan(pending_velocity_);
   buffers.interval_abs_sums = absl::MakeSpan(interval_sums_);
   const float momentum = static_cast<float>(options_.momentum);
   std::optional<CandidateCollector> collector;
-  if (max_keep >= 1 && max_keep < numel_) {
+  // A layer sent whole is never selected from: no candidates to collect.
+  if (!sent_whole_ && max_keep >= 1 && max_keep < numel_) {
     // The bound comes from A at the sample positions, computed here from the
     // inputs with the pass's own arithmetic (bitwise the same values).
     sample_keys_.resize(CandidateSampleCount(numel_));
@@ -146,6 +152,7 @@ absl::Status LayerCompressor::SelectTopK(int64_t k, int64_t step,
                                          CompressedLayer* out) {
   ENTROGRAD_RETURN_IF_ERROR(CheckPending(pending_, "SelectTopK"));
   ENTROGRAD_RETURN_IF_ERROR(CheckKeepCount(k, numel_));
+  ENTROGRAD_RETURN_IF_ERROR(CheckWholeLayerKeepCount(sent_whole_, k, numel_));
   if (k == numel_) {
     ENTROGRAD_RETURN_IF_ERROR(CheckAccumulatedFinite());
     return Commit(step, 1.0, /*dense=*/true, out);
@@ -191,14 +198,15 @@ absl::Status LayerCompressor::Commit(int64_t step, double keep_ratio,
   out->dense = dense;
   if (dense) {
     // Everything is sent: G and V become zero (5.6 with every entry
-    // selected). The A buffer is handed out as the values and the old G
-    // buffer, zeroed, becomes the new residual.
+    // selected). A layer sent whole never left them anything else.
     out->k = numel_;
     out->indices.clear();
     out->values.assign(pending_accumulated_.begin(),
                        pending_accumulated_.end());
-    std::fill(residual_.begin(), residual_.end(), 0.0f);
-    std::fill(velocity_.begin(), velocity_.end(), 0.0f);
+    if (!sent_whole_) {
+      std::fill(residual_.begin(), residual_.end(), 0.0f);
+      std::fill(velocity_.begin(), velocity_.end(), 0.0f);
+    }
     pending_ = false;
     return absl::OkStatus();
   }
@@ -245,8 +253,13 @@ absl::Status LayerCompressor::RestoreState(absl::Span<const float> residual,
       return NonFiniteError("velocity", velocity, i, i + 1);
     }
   }
-  residual_.assign(residual.begin(), residual.end());
-  velocity_.assign(velocity.begin(), velocity.end());
+  if (sent_whole_) {
+    ENTROGRAD_RETURN_IF_ERROR(CheckWholeLayerStateIsZero("residual", residual));
+    ENTROGRAD_RETURN_IF_ERROR(CheckWholeLayerStateIsZero("velocity", velocity));
+  } else {  // a layer sent whole keeps its +0.0 (a -0.0 is zero too)
+    residual_.assign(residual.begin(), residual.end());
+    velocity_.assign(velocity.begin(), velocity.end());
+  }
   pending_ = false;
   return absl::OkStatus();
 }

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "core/interval_sums.h"
 #include "entrograd/compression_options.h"
 
@@ -49,6 +50,35 @@ inline absl::Status CheckKeepCount(int64_t k, int64_t numel) {
   if (k < 0 || k > numel) {
     return absl::InvalidArgumentError(
         absl::StrCat("k = ", k, " is out of range [0, ", numel, "]"));
+  }
+  return absl::OkStatus();
+}
+
+// INVALID_ARGUMENT when a layer sent whole (IsSentWhole) is asked for fewer
+// than all of its entries: it keeps no residual, so whatever it did not send
+// would be lost.
+inline absl::Status CheckWholeLayerKeepCount(bool sent_whole, int64_t k,
+                                             int64_t numel) {
+  if (sent_whole && k != numel) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "k = ", k, ", but this layer is sent whole (policy dense or fewer "
+        "than dense_below elements): k must be ", numel));
+  }
+  return absl::OkStatus();
+}
+
+// INVALID_ARGUMENT naming the first nonzero element of `state` (what: the
+// residual or the velocity) of a layer sent whole, whose G and V stay 0
+// (ALGORITHM.md 5.1): a checkpoint that says otherwise was written under
+// other options. +0.0 and -0.0 are both zero.
+inline absl::Status CheckWholeLayerStateIsZero(absl::string_view what,
+                                               absl::Span<const float> state) {
+  for (size_t i = 0; i < state.size(); ++i) {
+    if (state[i] != 0.0f) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " of a layer sent whole (policy dense or fewer than "
+          "dense_below elements) must be 0; element ", i, " is ", state[i]));
+    }
   }
   return absl::OkStatus();
 }

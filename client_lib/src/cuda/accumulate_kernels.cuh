@@ -38,11 +38,16 @@ __device__ double BlockSumInFixedOrder(double value, double* warp_sums) {
   return total;  // meaningful in thread 0 only
 }
 
+// What A is made of (ALGORITHM.md 5.1): u itself for a layer sent whole
+// (copied, as on the CPU: 0 + u would turn -0.0 into +0.0), G + u, or G + V'
+// with V' = mu V + u under momentum correction.
+enum class AccumulateKind { kWhole, kResidual, kMomentum };
+
 // One block per (interval, tile). Each thread adds its elements in index
 // order, the block adds the threads in a fixed tree, and the partial sums go
 // to partials[blockIdx.x]; FinalizeIntervalSums adds them per interval in
 // tile order. No floating-point atomics anywhere.
-template <typename GradientT, bool kMomentum>
+template <typename GradientT, AccumulateKind kKind>
 __global__ void __launch_bounds__(kAccumulateThreads) AccumulateKernel(
     const GradientT* __restrict__ gradient, const float* __restrict__ residual,
     const float* __restrict__ velocity, float* __restrict__ accumulated,
@@ -64,6 +69,8 @@ __global__ void __launch_bounds__(kAccumulateThreads) AccumulateKernel(
   const uint64_t end =
       min(begin + static_cast<uint64_t>(kAccumulateTile), interval_end);
 
+  constexpr bool kReadsResidual = kKind != AccumulateKind::kWhole;
+  constexpr bool kReadsVelocity = kKind == AccumulateKind::kMomentum;
   double abs_sum = 0.0;
   uint32_t bad_gradient = kNoElement;
   uint32_t bad_accumulated = kNoElement;
@@ -72,12 +79,14 @@ __global__ void __launch_bounds__(kAccumulateThreads) AccumulateKernel(
       bad_gradient = static_cast<uint32_t>(j);
     }
     abs_sum += fabs(static_cast<double>(u));
-    float increment = u;
-    if constexpr (kMomentum) {
-      increment = DeviceNextVelocity(momentum, v, u);
+    float a = u;
+    if constexpr (kKind == AccumulateKind::kMomentum) {
+      const float increment = DeviceNextVelocity(momentum, v, u);
       next_velocity[j] = increment;
+      a = DeviceAccumulated(g, increment);
+    } else if constexpr (kKind == AccumulateKind::kResidual) {
+      a = DeviceAccumulated(g, u);
     }
-    const float a = DeviceAccumulated(g, increment);
     accumulated[j] = a;
     const uint32_t key = DeviceMagnitudeKey(a);
     if (key >= kDeviceNonFiniteKey && bad_accumulated == kNoElement) {
@@ -94,16 +103,16 @@ __global__ void __launch_bounds__(kAccumulateThreads) AccumulateKernel(
 #pragma unroll
     for (int r = 0; r < kAccumulateUnroll; ++r) {
       u[r] = ToFloat(gradient[j + r * kStride]);
-      g[r] = residual[j + r * kStride];
-      v[r] = kMomentum ? velocity[j + r * kStride] : 0.0f;
+      g[r] = kReadsResidual ? residual[j + r * kStride] : 0.0f;
+      v[r] = kReadsVelocity ? velocity[j + r * kStride] : 0.0f;
     }
 #pragma unroll
     for (int r = 0; r < kAccumulateUnroll; ++r)
       process(j + r * kStride, u[r], g[r], v[r]);
   }
   for (; j < end; j += kStride) {
-    process(j, ToFloat(gradient[j]), residual[j],
-            kMomentum ? velocity[j] : 0.0f);
+    process(j, ToFloat(gradient[j]), kReadsResidual ? residual[j] : 0.0f,
+            kReadsVelocity ? velocity[j] : 0.0f);
   }
 
   // Each thread saw its elements in increasing index order, so its first

@@ -22,19 +22,27 @@ cudaError_t LaunchTyped(const AccumulateLaunch& launch, uint64_t blocks,
   const auto* gradient = static_cast<const GradientT*>(launch.gradient);
   const uint64_t n = static_cast<uint64_t>(launch.n);
   const uint64_t m = static_cast<uint64_t>(launch.m);
+  if (launch.residual == nullptr) {
+    return LaunchKernel(AccumulateKernel<GradientT, AccumulateKind::kWhole>,
+                        blocks, kAccumulateThreads, stream, gradient, nullptr,
+                        nullptr, launch.accumulated, nullptr, launch.momentum,
+                        n, m, tiles_per_interval, launch.interval_partials,
+                        launch.first_digit_histogram, launch.first_bad);
+  }
   if (launch.velocity != nullptr) {
-    return LaunchKernel(AccumulateKernel<GradientT, true>, blocks,
-                        kAccumulateThreads, stream, gradient, launch.residual,
-                        launch.velocity, launch.accumulated,
+    return LaunchKernel(AccumulateKernel<GradientT, AccumulateKind::kMomentum>,
+                        blocks, kAccumulateThreads, stream, gradient,
+                        launch.residual, launch.velocity, launch.accumulated,
                         launch.next_velocity, launch.momentum, n, m,
                         tiles_per_interval, launch.interval_partials,
                         launch.first_digit_histogram, launch.first_bad);
   }
-  return LaunchKernel(AccumulateKernel<GradientT, false>, blocks,
-                      kAccumulateThreads, stream, gradient, launch.residual,
-                      nullptr, launch.accumulated, nullptr, launch.momentum, n,
-                      m, tiles_per_interval, launch.interval_partials,
-                      launch.first_digit_histogram, launch.first_bad);
+  return LaunchKernel(AccumulateKernel<GradientT, AccumulateKind::kResidual>,
+                      blocks, kAccumulateThreads, stream, gradient,
+                      launch.residual, nullptr, launch.accumulated, nullptr,
+                      launch.momentum, n, m, tiles_per_interval,
+                      launch.interval_partials, launch.first_digit_histogram,
+                      launch.first_bad);
 }
 
 }  // namespace

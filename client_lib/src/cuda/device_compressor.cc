@@ -104,6 +104,7 @@ DeviceLayerCompressor::DeviceLayerCompressor(
     std::shared_ptr<DeviceWorkspace> workspace, int device)
     : numel_(numel),
       options_(options),
+      sent_whole_(IsSentWhole(numel, options)),
       workspace_(std::move(workspace)),
       device_(device),
       intervals_(std::min<int64_t>(options.intervals, numel)) {}
@@ -174,10 +175,12 @@ absl::StatusOr<EntropyStats> DeviceLayerCompressor::Accumulate(
   internal::AccumulateLaunch launch;
   launch.gradient = gradient;
   launch.type = type;
-  launch.residual = residual_;
-  launch.velocity = velocity_;
+  if (!sent_whole_) {  // else A = u: G and V stay 0 (ALGORITHM.md 5.1)
+    launch.residual = residual_;
+    launch.velocity = velocity_;
+    launch.next_velocity = pending_velocity_;
+  }
   launch.accumulated = pending_accumulated_;
-  launch.next_velocity = pending_velocity_;
   launch.momentum = static_cast<float>(options_.momentum);
   launch.n = numel_;
   launch.m = intervals_;
@@ -233,6 +236,7 @@ absl::Status DeviceLayerCompressor::SelectTopK(int64_t k, int64_t step,
                                                DeviceCompressedLayer* out) {
   ENTROGRAD_RETURN_IF_ERROR(CheckPending(pending_, "SelectTopK"));
   ENTROGRAD_RETURN_IF_ERROR(CheckKeepCount(k, numel_));
+  ENTROGRAD_RETURN_IF_ERROR(CheckWholeLayerKeepCount(sent_whole_, k, numel_));
   if (k == numel_) {
     ENTROGRAD_RETURN_IF_ERROR(CheckAccumulatedFinite(stream));
     return CommitDense(step, 1.0, stream, out);
@@ -333,22 +337,24 @@ absl::Status DeviceLayerCompressor::CommitDense(int64_t step, double keep_ratio,
                                                 cudaStream_t stream,
                                                 DeviceCompressedLayer* out) {
   // Everything is sent: the values are A, and G and V become zero (5.6 with
-  // every entry selected).
+  // every entry selected). A layer sent whole never left them anything else.
   ScopedDevice on_device(device_);
   const size_t bytes = static_cast<size_t>(numel_) * sizeof(float);
   ENTROGRAD_CUDA_RETURN_IF_ERROR(
       cudaMemcpyAsync(out_values_, pending_accumulated_, bytes,
                       cudaMemcpyDeviceToDevice, stream));
-  // Zeroing in the spare buffers and swapping them in keeps G and V as they
-  // were if either memset fails.
-  ENTROGRAD_CUDA_RETURN_IF_ERROR(
-      cudaMemsetAsync(pending_accumulated_, 0, bytes, stream));
-  if (velocity_ != nullptr) {
+  if (!sent_whole_) {
+    // Zeroing in the spare buffers and swapping them in keeps G and V as
+    // they were if either memset fails.
     ENTROGRAD_CUDA_RETURN_IF_ERROR(
-        cudaMemsetAsync(pending_velocity_, 0, bytes, stream));
+        cudaMemsetAsync(pending_accumulated_, 0, bytes, stream));
+    if (velocity_ != nullptr) {
+      ENTROGRAD_CUDA_RETURN_IF_ERROR(
+          cudaMemsetAsync(pending_velocity_, 0, bytes, stream));
+    }
+    std::swap(residual_, pending_accumulated_);
+    std::swap(velocity_, pending_velocity_);
   }
-  std::swap(residual_, pending_accumulated_);
-  std::swap(velocity_, pending_velocity_);
   FillHeader(step, keep_ratio, out);
   out->k = numel_;
   out->dense = true;
@@ -397,6 +403,13 @@ absl::Status DeviceLayerCompressor::RestoreState(
     if (!std::isfinite(velocity[i])) {
       return NonFiniteElementError("velocity", velocity[i], i);
     }
+  }
+  if (sent_whole_) {
+    // Its G and V keep their +0.0 (a -0.0 is zero too), as on the CPU.
+    ENTROGRAD_RETURN_IF_ERROR(CheckWholeLayerStateIsZero("residual", residual));
+    ENTROGRAD_RETURN_IF_ERROR(CheckWholeLayerStateIsZero("velocity", velocity));
+    pending_ = false;
+    return absl::OkStatus();
   }
   ScopedDevice on_device(device_);
   const size_t bytes = static_cast<size_t>(numel_) * sizeof(float);

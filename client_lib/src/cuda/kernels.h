@@ -58,7 +58,8 @@ int64_t MaxIntervalPartials(int64_t max_numel, int64_t max_intervals);
 struct AccumulateLaunch {
   const void* gradient = nullptr;  // u, n elements of `type`
   GradientType type = GradientType::kFloat32;
-  const float* residual = nullptr;  // G
+  // G, or null: a layer sent whole, A = u exactly (velocity null too).
+  const float* residual = nullptr;
   const float* velocity = nullptr;  // V, or null: no momentum correction
   float* accumulated = nullptr;     // out: A
   float* next_velocity = nullptr;   // out: V' (momentum correction only)

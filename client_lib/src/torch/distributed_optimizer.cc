@@ -3,10 +3,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "entrograd/keep_count.h"
 #include "entrograd/layer_compressor.h"
+#include "torch/momentum_sgd.h"
 #include "torch/serialize.h"
 
 namespace entrograd {
@@ -37,6 +41,13 @@ torch::Tensor CpuFloat(const torch::Tensor& tensor) {
   return tensor.detach().to(torch::kCPU, torch::kFloat32).contiguous();
 }
 
+// The checkpoint keys of layer `index`'s state.
+std::string ResidualKey(size_t index) { return absl::StrCat("residual_", index); }
+std::string VelocityKey(size_t index) { return absl::StrCat("velocity_", index); }
+std::string MomentumBufferKey(size_t index) {
+  return absl::StrCat("momentum_buffer_", index);
+}
+
 }  // namespace
 
 struct DistributedOptimizer::Layer {
@@ -45,6 +56,9 @@ struct DistributedOptimizer::Layer {
   int64_t numel = 0;
   std::unique_ptr<LayerCompressor> compressor;
   unsigned hook = 0;
+  // B: with momentum correction, the momentum buffer of a layer sent whole
+  // (ALGORITHM.md 7), flat, on the parameter's device; undefined otherwise.
+  torch::Tensor momentum_buffer;
   // Set by the hook once this step's gradient was handled.
   std::atomic<bool> handled{false};
   std::atomic<int64_t> compress_nanos{0};
@@ -126,6 +140,12 @@ DistributedOptimizer::Create(
           "parameter \"", name, "\": ", compressor.status().message()));
     }
     layer->compressor = std::move(*compressor);
+    if (options.compression.momentum_correction &&
+        layer->compressor->sent_whole()) {
+      layer->momentum_buffer = torch::zeros(
+          {layer->numel},
+          torch::TensorOptions().dtype(torch::kFloat32).device(tensor.device()));
+    }
     optimizer->layers_.push_back(std::move(layer));
   }
   // Hooks last: they capture the optimizer, which is complete now.
@@ -280,7 +300,16 @@ absl::Status DistributedOptimizer::StepImpl() {
     const auto apply_start = std::chrono::steady_clock::now();
     const DecodedPayload& payload = merged->payload;
     torch::Tensor& parameter = layer.parameter;
-    if (plain_sgd && parameter.device().is_cpu() && parameter.is_contiguous()) {
+    if (layer.momentum_buffer.defined()) {
+      // Sent whole: no local momentum was applied (5.1), so B carries it.
+      torch::Tensor dense = torch::zeros({layer.numel}, torch::kFloat32);
+      absl::Status status = ScatterInto(
+          payload, absl::MakeSpan(dense.data_ptr<float>(), layer.numel));
+      if (!status.ok()) return status;
+      MomentumSgdStep(dense.to(parameter.device()), options_.compression.momentum,
+                      options_.learning_rate, layer.momentum_buffer, parameter);
+    } else if (plain_sgd && parameter.device().is_cpu() &&
+               parameter.is_contiguous()) {
       // p <- p - lr * merged, touching only the merged entries.
       float* data = parameter.data_ptr<float>();
       if (payload.dense) {
@@ -336,8 +365,12 @@ absl::Status DistributedOptimizer::SaveState(const std::string& path) const try 
       }
       return tensor;
     };
-    archive.write(absl::StrCat("residual_", index), copy(compressor.residual()));
-    archive.write(absl::StrCat("velocity_", index), copy(compressor.velocity()));
+    archive.write(ResidualKey(index), copy(compressor.residual()));
+    archive.write(VelocityKey(index), copy(compressor.velocity()));
+    const torch::Tensor& buffer = layers_[index]->momentum_buffer;
+    if (buffer.defined()) {
+      archive.write(MomentumBufferKey(index), buffer.to(torch::kCPU).clone());
+    }
   }
   archive.save_to(path);
   return absl::OkStatus();
@@ -357,30 +390,87 @@ absl::Status DistributedOptimizer::LoadState(const std::string& path) try {
         path, " holds ", layer_count.item<int64_t>(), " layers; the model has ",
         layers_.size()));
   }
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> states(layers_.size());
-  for (size_t index = 0; index < layers_.size(); ++index) {
-    archive.read(absl::StrCat("residual_", index), states[index].first);
-    archive.read(absl::StrCat("velocity_", index), states[index].second);
-  }
+  struct SavedLayer {
+    torch::Tensor residual;
+    torch::Tensor velocity;
+    torch::Tensor momentum_buffer;
+  };
+  std::vector<SavedLayer> saved(layers_.size());
   // Validate all before changing any layer.
   for (size_t index = 0; index < layers_.size(); ++index) {
-    if (states[index].first.numel() != layers_[index]->numel) {
+    const Layer& layer = *layers_[index];
+    SavedLayer& state = saved[index];
+    archive.read(ResidualKey(index), state.residual);
+    archive.read(VelocityKey(index), state.velocity);
+    if (state.residual.numel() != layer.numel) {
       return absl::InvalidArgumentError(absl::StrCat(
-          path, ": residual of \"", layers_[index]->name, "\" has ",
-          states[index].first.numel(), " elements; expected ",
-          layers_[index]->numel));
+          path, ": residual of \"", layer.name, "\" has ",
+          state.residual.numel(), " elements; expected ", layer.numel));
+    }
+    const std::string key = MomentumBufferKey(index);
+    const bool has_buffer = archive.try_read(key, state.momentum_buffer);
+    if (layer.momentum_buffer.defined() && !has_buffer) {
+      // Resuming with B = 0 would silently train differently from the run
+      // that wrote the checkpoint.
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, " has no ", key, " for \"", layer.name,
+          "\": the momentum buffer of a layer sent whole under momentum "
+          "correction (ALGORITHM.md 7). The checkpoint was written before "
+          "entrograd kept one, or with other options (policy, dense_below, "
+          "momentum_correction)"));
+    }
+    if (!layer.momentum_buffer.defined() && has_buffer) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, " holds ", key, " for \"", layer.name,
+          "\", but these options do not send it whole under momentum "
+          "correction: it was written with other options"));
+    }
+    if (has_buffer) {
+      const torch::Tensor& buffer = state.momentum_buffer;
+      if (buffer.scalar_type() != torch::kFloat32 ||
+          buffer.numel() != layer.numel) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": ", key, " of \"", layer.name, "\" is ",
+            c10::toString(buffer.scalar_type()), " with ", buffer.numel(),
+            " elements; expected Float with ", layer.numel));
+      }
+      if (!torch::isfinite(buffer).all().item<bool>()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": ", key, " of \"", layer.name,
+            "\" holds a non-finite value"));
+      }
     }
   }
+  // RestoreState can still refuse a layer (non-finite values, a nonzero
+  // residual of a layer sent whole): the layers restored before it are put
+  // back, so that a refused checkpoint changes nothing.
+  std::vector<std::pair<std::vector<float>, std::vector<float>>> previous;
   for (size_t index = 0; index < layers_.size(); ++index) {
-    torch::Tensor residual = states[index].first.contiguous();
-    torch::Tensor velocity = states[index].second.contiguous();
-    absl::Status status = layers_[index]->compressor->RestoreState(
+    LayerCompressor& compressor = *layers_[index]->compressor;
+    previous.emplace_back(
+        std::vector<float>(compressor.residual().begin(),
+                           compressor.residual().end()),
+        std::vector<float>(compressor.velocity().begin(),
+                           compressor.velocity().end()));
+    torch::Tensor residual = saved[index].residual.contiguous();
+    torch::Tensor velocity = saved[index].velocity.contiguous();
+    absl::Status status = compressor.RestoreState(
         absl::MakeConstSpan(residual.data_ptr<float>(), residual.numel()),
         absl::MakeConstSpan(velocity.data_ptr<float>(), velocity.numel()));
     if (!status.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": \"", layers_[index]->name, "\": ", status.message()));
+      for (size_t undo = 0; undo < index; ++undo) {
+        layers_[undo]
+            ->compressor->RestoreState(previous[undo].first,
+                                       previous[undo].second)
+            .IgnoreError();  // the state it held: always accepted
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": \"", layers_[index]->name, "\": ", status.message()));
     }
+  }
+  for (size_t index = 0; index < layers_.size(); ++index) {
+    torch::Tensor& buffer = layers_[index]->momentum_buffer;
+    if (buffer.defined()) buffer.copy_(saved[index].momentum_buffer.reshape({-1}));
   }
   step_ = step.item<int64_t>();
   return absl::OkStatus();

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "client_lib/core/reference.h"
@@ -161,10 +162,112 @@ TEST(LayerCompressorTest, SmallLayerIsSentDenseAndResidualCleared) {
   EXPECT_TRUE(out.dense);
   EXPECT_EQ(out.k, 100);
   EXPECT_TRUE(out.indices.empty());
-  EXPECT_EQ(out.values, gradient);  // A = 0 + (0.9 * 0 + u) = u exactly
+  EXPECT_EQ(out.values, gradient);  // sent whole: A = u
   for (float g : compressor->residual()) EXPECT_EQ(g, 0.0f);
   for (float v : compressor->velocity()) EXPECT_EQ(v, 0.0f);
 }
+
+// ALGORITHM.md 5.1: a layer sent whole every step takes no part in momentum
+// correction or the residual. It sends u itself, bitwise (-0.0 included,
+// which 0 + (mu * 0 + u) would turn into +0.0), and G and V stay +0.0.
+class SentWholeTest : public ::testing::TestWithParam<bool> {
+ protected:
+  // Sent whole through dense_below (GetParam() false) or the dense policy.
+  CompressionOptions WholeOptions(bool momentum_correction) const {
+    CompressionOptions options;
+    options.momentum_correction = momentum_correction;
+    options.momentum = 0.9;
+    if (GetParam()) {
+      options.policy = KeepPolicy::kDense;
+      options.dense_below = 0;
+    } else {
+      options.dense_below = kNumel + 1;
+    }
+    return options;
+  }
+
+  // Signed zeros, denormals, the largest finite magnitude and heavy tails.
+  static std::vector<float> Gradient(int step, std::mt19937& rng) {
+    std::vector<float> gradient = HeavyTailedGradient(kNumel, rng);
+    for (int64_t i = step % 7; i < kNumel; i += 7) gradient[i] = -0.0f;
+    gradient[3] = std::numeric_limits<float>::denorm_min();
+    gradient[4] = -std::numeric_limits<float>::max();
+    return gradient;
+  }
+
+  static constexpr int64_t kNumel = 3000;
+};
+
+TEST_P(SentWholeTest, SendsExactlyTheGradientAndKeepsResidualAndVelocityZero) {
+  for (bool momentum : {true, false}) {
+    SCOPED_TRACE(momentum ? "momentum correction" : "plain");
+    auto compressor = MakeCompressor(kNumel, WholeOptions(momentum));
+    EXPECT_TRUE(compressor->sent_whole());
+    std::mt19937 rng(17);
+    for (int step = 0; step < 5; ++step) {
+      SCOPED_TRACE(step);
+      const std::vector<float> gradient = Gradient(step, rng);
+      CompressedLayer out;
+      ENTROGRAD_ASSERT_OK(compressor->Compress(gradient, step, &out));
+      EXPECT_TRUE(out.dense);
+      EXPECT_EQ(out.k, kNumel);
+      EXPECT_DOUBLE_EQ(out.keep_ratio, 1.0);
+      EXPECT_TRUE(out.indices.empty());
+      ASSERT_EQ(out.values.size(), gradient.size());
+      for (int64_t i = 0; i < kNumel; ++i) {
+        ASSERT_EQ(Bits(out.values[i]), Bits(gradient[i])) << "element " << i;
+      }
+      ASSERT_EQ(compressor->residual().size(), static_cast<size_t>(kNumel));
+      for (float g : compressor->residual()) ASSERT_EQ(Bits(g), 0u);
+      // V keeps its shape (the checkpoint's), all +0.0.
+      ASSERT_EQ(compressor->velocity().size(),
+                momentum ? static_cast<size_t>(kNumel) : 0u);
+      for (float v : compressor->velocity()) ASSERT_EQ(Bits(v), 0u);
+    }
+  }
+}
+
+TEST_P(SentWholeTest, TwoPhasesSendTheGradientWholeOnly) {
+  auto compressor = MakeCompressor(kNumel, WholeOptions(true));
+  std::mt19937 rng(18);
+  const std::vector<float> gradient = Gradient(0, rng);
+  ENTROGRAD_ASSERT_OK(compressor->Accumulate(gradient, kNumel / 10).status());
+  CompressedLayer out;
+  // Fewer than all entries would leave the rest in a residual it keeps not.
+  EXPECT_THAT(compressor->SelectTopK(kNumel / 10, 0, 0.1, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument, "sent whole"));
+  ENTROGRAD_ASSERT_OK(compressor->SelectTopK(kNumel, 0, 1.0, &out));
+  EXPECT_TRUE(out.dense);
+  ASSERT_EQ(out.values.size(), gradient.size());
+  for (int64_t i = 0; i < kNumel; ++i) {
+    ASSERT_EQ(Bits(out.values[i]), Bits(gradient[i])) << "element " << i;
+  }
+  for (float v : compressor->velocity()) ASSERT_EQ(Bits(v), 0u);
+}
+
+TEST_P(SentWholeTest, RestoreStateAcceptsOnlyZeros) {
+  auto compressor = MakeCompressor(kNumel, WholeOptions(true));
+  std::vector<float> residual(kNumel, 0.0f);
+  std::vector<float> velocity(kNumel, 0.0f);
+  residual[5] = -0.0f;  // zero either way
+  ENTROGRAD_ASSERT_OK(compressor->RestoreState(residual, velocity));
+  EXPECT_EQ(Bits(compressor->residual()[5]), 0u);
+  velocity[1234] = 0.25f;
+  EXPECT_THAT(compressor->RestoreState(residual, velocity),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "velocity of a layer sent whole"));
+  velocity[1234] = 0.0f;
+  residual[7] = 1e-30f;
+  EXPECT_THAT(compressor->RestoreState(residual, velocity),
+              StatusIs(absl::StatusCode::kInvalidArgument, "element 7"));
+  for (float g : compressor->residual()) ASSERT_EQ(g, 0.0f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Whole, SentWholeTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("DensePolicy")
+                                             : std::string("DenseBelow");
+                         });
 
 TEST(LayerCompressorTest, AllZeroGradientSendsNothingAndKeepsResidual) {
   CompressionOptions options;

@@ -40,10 +40,13 @@ const char* TypeName(GradientType type) {
   return "?";
 }
 
+// Every layer size is selected from: a layer sent whole (dense_below) takes
+// only k = n. The policy cases set dense_below themselves.
 CompressionOptions Options(bool momentum) {
   CompressionOptions options;
   options.momentum_correction = momentum;
   options.momentum = 0.9;
+  options.dense_below = 0;
   return options;
 }
 
@@ -356,6 +359,46 @@ TEST_F(DevicePhaseTest, RestoredStateWithSignedZerosAndDenormalsCarriesOn) {
     // -0.0 + -0.0 stays -0.0 in A; the sent values must keep the sign.
     RunTopKSweep(*harness, {Shape::kNegativeZero, Shape::kDenormal},
                  GradientType::kFloat32, /*seed=*/72);
+  }
+}
+
+// ALGORITHM.md 5.1: a layer sent whole sends u itself (-0.0 and denormals
+// bitwise), and G and V stay 0, on both; only k = n may be selected.
+TEST_F(DevicePhaseTest, LayerSentWholeSendsTheGradientAsTheCpuDoes) {
+  const int64_t n = 4097;
+  for (bool dense_policy : {false, true}) {
+    SCOPED_TRACE(dense_policy ? "dense policy" : "dense_below");
+    CompressionOptions options = Options(/*momentum=*/true);
+    if (dense_policy) {
+      options.policy = KeepPolicy::kDense;
+    } else {
+      options.dense_below = n + 1;
+    }
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+        auto harness, ParityHarness::Create(n, options, stream()));
+    const Shape shapes[] = {Shape::kNegativeZero, Shape::kDenormal,
+                            Shape::kStudentT};
+    for (int64_t step = 0; step < 3; ++step) {
+      SCOPED_TRACE(absl::StrCat("step ", step));
+      const TestGradient gradient =
+          MakeGradient(shapes[step], n, 75 + step, GradientType::kFloat32);
+      if (step == 1) {
+        ASSERT_TRUE(harness->Accumulate(gradient));
+        ASSERT_TRUE(harness->SelectTopK(n / 2, step, 0.5));  // refused alike
+        EXPECT_EQ(harness->device_status().code(),
+                  absl::StatusCode::kInvalidArgument);
+        ASSERT_TRUE(harness->SelectTopK(n, step, 1.0));
+      } else {
+        ASSERT_TRUE(harness->Compress(gradient, step));
+      }
+      ENTROGRAD_ASSERT_OK(harness->device_status());
+      EXPECT_TRUE(BitwiseEqual(gradient.widened, harness->device_out().values,
+                               "sent values"));
+      std::vector<float> residual, velocity;
+      ENTROGRAD_ASSERT_OK(harness->DeviceState(&residual, &velocity));
+      EXPECT_TRUE(BitwiseEqual(std::vector<float>(n, 0.0f), residual, "G"));
+      EXPECT_TRUE(BitwiseEqual(std::vector<float>(n, 0.0f), velocity, "V"));
+    }
   }
 }
 

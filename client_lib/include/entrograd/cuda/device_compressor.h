@@ -19,6 +19,9 @@
 //     become G, V. No host round trip inside a selection: k is a launch
 //     argument and every intermediate count stays on the device.
 //
+// A layer sent whole (IsSentWhole) reads neither G nor V: A = u exactly, G
+// and V stay 0, as on the CPU.
+//
 // Determinism: no floating-point atomics anywhere; integer histograms and
 // counters use atomics, which do not change their results. Same inputs give
 // the same bytes on every run and on every GPU.
@@ -163,8 +166,9 @@ class DeviceLayerCompressor {
   // Phase 2 (5.5-5.6) with an explicit k in [0, numel]: selects, fills *out
   // and commits G (and V). Does not wait for the stream. Errors:
   // FAILED_PRECONDITION without a pending Accumulate; INVALID_ARGUMENT for k
-  // out of range or an A that overflowed to Inf (naming the element, as on
-  // the CPU); INTERNAL for a CUDA error. G and V are unchanged on error.
+  // out of range, k != numel for a layer sent whole, or an A that overflowed
+  // to Inf (naming the element, as on the CPU); INTERNAL for a CUDA error.
+  // G and V are unchanged on error.
   absl::Status SelectTopK(int64_t k, int64_t step, double keep_ratio,
                           cudaStream_t stream, DeviceCompressedLayer* out);
 
@@ -178,6 +182,8 @@ class DeviceLayerCompressor {
 
   int64_t numel() const { return numel_; }
   const CompressionOptions& options() const { return options_; }
+  // As LayerCompressor::sent_whole.
+  bool sent_whole() const { return sent_whole_; }
   int device() const { return device_; }
   const std::shared_ptr<DeviceWorkspace>& workspace() const {
     return workspace_;
@@ -218,6 +224,7 @@ class DeviceLayerCompressor {
 
   const int64_t numel_;
   const CompressionOptions options_;
+  const bool sent_whole_;
   const std::shared_ptr<DeviceWorkspace> workspace_;
   const int device_;
   const int64_t intervals_;    // m = min(M, n)

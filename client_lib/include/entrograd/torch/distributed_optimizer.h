@@ -14,12 +14,18 @@
 //     absl::Status s = optimizer->Step();   // wait, apply, next step
 //   }
 //
-// Applying: with momentum correction (the default when momentum > 0) the
-// momentum is applied locally before compression (5.1), so the merged update
-// is applied with plain SGD: p <- p - lr * merged. Without it, the merged
-// update becomes p.grad and the caller's inner optimizer steps. Every rank
-// applies the same merged bytes to the same parameters, so replicas stay
-// bitwise identical.
+// Applying (ALGORITHM.md 7): with momentum correction (the default when
+// momentum > 0) the momentum is applied locally before compression (5.1), so
+// the merged update is applied with plain SGD: p <- p - lr * merged. Layers
+// sent whole every step (IsSentWhole: policy kDense, or fewer than
+// dense_below elements) are the exception: they take no part in the local
+// momentum, and keep a momentum buffer B here instead, for ordinary momentum
+// SGD on the merged gradient: B <- mu * B + merged; p <- p - lr * B (each
+// operation rounded in float32, never fused). Under kDense this makes the
+// optimizer exactly synchronous momentum SGD. Without momentum correction,
+// the merged update becomes p.grad and the caller's inner optimizer steps.
+// Every rank applies the same merged bytes to the same parameters, so
+// replicas stay bitwise identical.
 //
 // CUDA tensors: gradients are copied to the CPU path for compression (the
 // CUDA kernels will take them where they live); updates are applied on the
@@ -55,7 +61,8 @@ struct DistributedOptimizerOptions {
   // momentum factor. compression.momentum_correction with momentum > 0 is
   // what training with SGD + momentum should use.
   CompressionOptions compression;
-  // Learning rate of the plain SGD step (momentum correction only), > 0.
+  // Learning rate of the plain SGD step, and of the momentum SGD step of the
+  // layers sent whole (momentum correction only), > 0.
   double learning_rate = 0.1;
   // L2 weight decay added to each gradient before compression, >= 0.
   double weight_decay = 0.0;
@@ -109,10 +116,17 @@ class DistributedOptimizer {
   const StepTiming& last_timing() const { return last_timing_; }
 
   // Checkpoint of the optimizer's state: step, every layer's residual and
-  // velocity (and the inner optimizer is the caller's to save). Errors:
-  // INTERNAL on I/O failure; LoadState: INVALID_ARGUMENT when the file does
-  // not match these parameters (layer count, sizes).
+  // velocity, and the momentum buffer B of every layer sent whole under
+  // momentum correction (the inner optimizer is the caller's to save).
+  // SaveState errors: INTERNAL on I/O failure.
   absl::Status SaveState(const std::string& path) const;
+  // Restores what SaveState wrote. Errors: INVALID_ARGUMENT when the file
+  // does not load or does not match these parameters and options (layer
+  // count, sizes, non-finite values, a nonzero residual or velocity of a
+  // layer sent whole), and when it lacks a momentum buffer these options
+  // need (naming the key and the parameter: a checkpoint written before
+  // layers sent whole kept one, or under other options) or holds one they do
+  // not. On error nothing changes.
   absl::Status LoadState(const std::string& path);
 
  private:

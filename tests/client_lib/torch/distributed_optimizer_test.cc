@@ -1,0 +1,410 @@
+// DistributedOptimizer against real in-process aggregator shards, 2 ranks
+// (ALGORITHM.md 7): under the dense policy it is exactly synchronous momentum
+// SGD; a compressed layer beside a layer sent whole keeps the replicas
+// bitwise identical while the small layer takes momentum SGD; and a run
+// resumed from SaveState/LoadState ends bitwise where an uninterrupted run
+// ends, which needs the momentum buffers of the layers sent whole.
+
+#include "entrograd/torch/distributed_optimizer.h"
+
+#include <torch/torch.h>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client_lib/transport/client_test_util.h"
+#include "gtest/gtest.h"
+#include "support/status_matchers.h"
+
+namespace entrograd::testing {
+namespace {
+
+constexpr uint32_t kWorld = 2;
+constexpr double kMomentum = 0.9;
+constexpr double kLearningRate = 0.1;
+
+using NamedParameters = std::vector<std::pair<std::string, torch::Tensor>>;
+
+struct LayerShape {
+  std::string name;
+  std::vector<int64_t> sizes;
+};
+
+// A compressed weight (5000 elements) and a bias sent whole (20 < 1024).
+const std::vector<LayerShape>& MixedModel() {
+  static const auto* shapes = new std::vector<LayerShape>{
+      {"fc.weight", {20, 250}}, {"fc.bias", {20}}};
+  return *shapes;
+}
+
+// Normal values without exact zeros (the codec drops zeros, which would
+// make a dense payload sparse; the merge is the same, but keep it simple).
+torch::Tensor Values(const std::vector<int64_t>& sizes, uint32_t seed,
+                     float scale) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, scale);
+  torch::Tensor tensor = torch::empty(sizes, torch::kFloat32);
+  float* data = tensor.data_ptr<float>();
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    float value = 0.0f;
+    while (value == 0.0f) value = normal(rng);
+    data[i] = value;
+  }
+  return tensor;
+}
+
+// The same initial parameters on every rank and in the reference.
+NamedParameters InitialParameters(const std::vector<LayerShape>& shapes) {
+  NamedParameters parameters;
+  for (size_t l = 0; l < shapes.size(); ++l) {
+    parameters.emplace_back(
+        shapes[l].name,
+        Values(shapes[l].sizes, 1000 + l, 0.1f).set_requires_grad(true));
+  }
+  return parameters;
+}
+
+// The gradient rank `rank` computes for layer `layer` at `step`.
+torch::Tensor Gradient(const LayerShape& shape, uint32_t rank, int64_t step,
+                       size_t layer) {
+  return Values(shape.sizes,
+                static_cast<uint32_t>(7919 * step + 101 * rank + layer), 0.5f);
+}
+
+NamedParameters Clone(const NamedParameters& parameters) {
+  NamedParameters copy;
+  for (const auto& [name, tensor] : parameters) {
+    copy.emplace_back(name, tensor.detach().clone().set_requires_grad(true));
+  }
+  return copy;
+}
+
+// One rank: its parameters, client and optimizer.
+struct Replica {
+  NamedParameters parameters;
+  std::unique_ptr<Client> client;
+  std::unique_ptr<DistributedOptimizer> optimizer;
+};
+
+DistributedOptimizerOptions OptimizerOptions(KeepPolicy policy) {
+  DistributedOptimizerOptions options;
+  options.compression.policy = policy;
+  options.compression.rho = 0.05;
+  options.compression.momentum_correction = true;
+  options.compression.momentum = kMomentum;
+  options.learning_rate = kLearningRate;
+  return options;
+}
+
+// Connects kWorld replicas starting from `parameters` (each gets a copy) to
+// `shards`; `applied_step` and `first_step` as on resume.
+std::vector<Replica> ConnectReplicas(const Shards& shards,
+                                     const std::string& job,
+                                     const NamedParameters& parameters,
+                                     const DistributedOptimizerOptions& options,
+                                     int64_t first_step = 0) {
+  std::vector<Replica> replicas(kWorld);
+  std::vector<absl::Status> connected(kWorld);
+  std::vector<std::thread> threads;
+  for (uint32_t rank = 0; rank < kWorld; ++rank) {
+    replicas[rank].parameters = Clone(parameters);
+    threads.emplace_back([&, rank] {
+      ClientOptions client_options =
+          TestOptions(shards.addresses(), job, rank, kWorld);
+      client_options.applied_step = first_step - 1;
+      auto client = Client::Connect(client_options,
+                                    LayerTableOf(replicas[rank].parameters),
+                                    /*initial_params_hash=*/11);
+      connected[rank] = client.status();
+      if (client.ok()) replicas[rank].client = std::move(*client);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (uint32_t rank = 0; rank < kWorld; ++rank) {
+    EXPECT_TRUE(connected[rank].ok()) << connected[rank];
+    if (!connected[rank].ok()) return {};
+    auto optimizer = DistributedOptimizer::Create(
+        replicas[rank].parameters, options, replicas[rank].client.get(),
+        first_step);
+    EXPECT_TRUE(optimizer.ok()) << optimizer.status();
+    if (!optimizer.ok()) return {};
+    replicas[rank].optimizer = std::move(*optimizer);
+  }
+  return replicas;
+}
+
+// Steps [first, last) on every replica, each rank on its own thread (Step
+// waits for the other ranks' contributions): backward of sum(p * g) gives
+// each parameter exactly the gradient g.
+void RunSteps(std::vector<Replica>& replicas,
+              const std::vector<LayerShape>& shapes, int64_t first,
+              int64_t last) {
+  std::vector<absl::Status> results(replicas.size());
+  std::vector<std::thread> threads;
+  for (uint32_t rank = 0; rank < replicas.size(); ++rank) {
+    threads.emplace_back([&, rank] {
+      Replica& replica = replicas[rank];
+      for (int64_t step = first; step < last; ++step) {
+        torch::Tensor loss = torch::zeros({}, torch::kFloat32);
+        for (size_t l = 0; l < shapes.size(); ++l) {
+          loss = loss + (replica.parameters[l].second *
+                         Gradient(shapes[l], rank, step, l))
+                            .sum();
+        }
+        loss.backward();
+        absl::Status status = replica.optimizer->Step();
+        if (!status.ok()) {
+          results[rank] = status;
+          return;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (uint32_t rank = 0; rank < replicas.size(); ++rank) {
+    EXPECT_TRUE(results[rank].ok()) << "rank " << rank << ": " << results[rank];
+  }
+}
+
+// Synchronous momentum SGD on layer `layer` for steps [0, steps): the merged
+// gradient as the aggregator forms it (sum over ranks in ascending rank
+// order, divided by the world size, in float32), then B <- mu B + merged;
+// p <- p - lr B as separate torch operations.
+torch::Tensor ReferenceMomentumSgd(const NamedParameters& initial,
+                                   const std::vector<LayerShape>& shapes,
+                                   size_t layer, int64_t steps) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor parameter = initial[layer].second.detach().clone();
+  torch::Tensor buffer = torch::zeros_like(parameter);
+  for (int64_t step = 0; step < steps; ++step) {
+    torch::Tensor sum = Gradient(shapes[layer], 0, step, layer);
+    for (uint32_t rank = 1; rank < kWorld; ++rank) {
+      sum = sum + Gradient(shapes[layer], rank, step, layer);
+    }
+    const torch::Tensor merged = sum / static_cast<double>(kWorld);
+    buffer = buffer * kMomentum + merged;
+    parameter = parameter - buffer * kLearningRate;
+  }
+  return parameter;
+}
+
+// Plain SGD on the averaged gradient: what the layer would get without its
+// momentum buffer, to show that the comparison above can tell them apart.
+torch::Tensor ReferencePlainSgd(const NamedParameters& initial,
+                                const std::vector<LayerShape>& shapes,
+                                size_t layer, int64_t steps) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor parameter = initial[layer].second.detach().clone();
+  for (int64_t step = 0; step < steps; ++step) {
+    torch::Tensor sum = Gradient(shapes[layer], 0, step, layer);
+    for (uint32_t rank = 1; rank < kWorld; ++rank) {
+      sum = sum + Gradient(shapes[layer], rank, step, layer);
+    }
+    parameter = parameter - (sum / static_cast<double>(kWorld)) * kLearningRate;
+  }
+  return parameter;
+}
+
+void ExpectReplicasIdentical(const std::vector<Replica>& replicas) {
+  for (uint32_t rank = 1; rank < replicas.size(); ++rank) {
+    for (size_t l = 0; l < replicas[0].parameters.size(); ++l) {
+      EXPECT_TRUE(torch::equal(replicas[rank].parameters[l].second,
+                               replicas[0].parameters[l].second))
+          << "rank " << rank << " diverged in "
+          << replicas[0].parameters[l].first;
+    }
+  }
+}
+
+std::string TempPath(const std::string& name) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) /
+      absl::StrCat("distributed_optimizer_test_", ::getpid());
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+class DistributedOptimizerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { torch::set_num_threads(1); }
+};
+
+TEST_F(DistributedOptimizerTest, DensePolicyIsSynchronousMomentumSgdBitwise) {
+  Shards shards(1);
+  ASSERT_TRUE(shards.ok());
+  // Both layers above dense_below: sent whole because of the policy.
+  const std::vector<LayerShape> shapes = {{"a.weight", {40, 30}},
+                                          {"b.weight", {1100}}};
+  const NamedParameters initial = InitialParameters(shapes);
+  std::vector<Replica> replicas = ConnectReplicas(
+      shards, "dense-momentum", initial, OptimizerOptions(KeepPolicy::kDense));
+  ASSERT_EQ(replicas.size(), kWorld);
+  constexpr int64_t kSteps = 5;
+  RunSteps(replicas, shapes, 0, kSteps);
+  for (size_t l = 0; l < shapes.size(); ++l) {
+    SCOPED_TRACE(shapes[l].name);
+    const torch::Tensor expected =
+        ReferenceMomentumSgd(initial, shapes, l, kSteps);
+    ASSERT_FALSE(torch::equal(expected,
+                              ReferencePlainSgd(initial, shapes, l, kSteps)));
+    for (uint32_t rank = 0; rank < kWorld; ++rank) {
+      EXPECT_TRUE(torch::equal(replicas[rank].parameters[l].second, expected))
+          << "rank " << rank << ": max |difference| "
+          << (replicas[rank].parameters[l].second - expected)
+                 .abs()
+                 .max()
+                 .item<float>();
+    }
+  }
+}
+
+TEST_F(DistributedOptimizerTest, CompressedAndWholeLayersKeepReplicasIdentical) {
+  Shards shards(1);
+  ASSERT_TRUE(shards.ok());
+  const std::vector<LayerShape>& shapes = MixedModel();
+  const NamedParameters initial = InitialParameters(shapes);
+  std::vector<Replica> replicas = ConnectReplicas(
+      shards, "mixed", initial, OptimizerOptions(KeepPolicy::kEntropy));
+  ASSERT_EQ(replicas.size(), kWorld);
+  constexpr int64_t kSteps = 6;
+  for (int64_t step = 0; step < kSteps; ++step) {
+    RunSteps(replicas, shapes, step, step + 1);
+    SCOPED_TRACE(absl::StrCat("after step ", step));
+    ExpectReplicasIdentical(replicas);
+  }
+  // The compressed layer moved, through its sparse merged updates only.
+  const torch::Tensor& weight = replicas[0].parameters[0].second;
+  const torch::Tensor moved = weight != initial[0].second;
+  EXPECT_GT(moved.sum().item<int64_t>(), 0);
+  EXPECT_LT(moved.sum().item<int64_t>(), weight.numel());
+  EXPECT_TRUE(torch::isfinite(weight).all().item<bool>());
+  // The bias, sent whole, took synchronous momentum SGD.
+  EXPECT_TRUE(torch::equal(replicas[0].parameters[1].second,
+                           ReferenceMomentumSgd(initial, shapes, 1, kSteps)));
+}
+
+TEST_F(DistributedOptimizerTest, ResumedRunEndsBitwiseWhereUninterruptedEnds) {
+  const std::vector<LayerShape>& shapes = MixedModel();
+  const NamedParameters initial = InitialParameters(shapes);
+  const DistributedOptimizerOptions options =
+      OptimizerOptions(KeepPolicy::kEntropy);
+  constexpr int64_t kSteps = 6;
+  constexpr int64_t kCheckpointStep = 3;
+
+  NamedParameters uninterrupted;
+  {
+    Shards shards(1);
+    ASSERT_TRUE(shards.ok());
+    std::vector<Replica> replicas =
+        ConnectReplicas(shards, "uninterrupted", initial, options);
+    ASSERT_EQ(replicas.size(), kWorld);
+    RunSteps(replicas, shapes, 0, kSteps);
+    uninterrupted = Clone(replicas[0].parameters);
+  }
+
+  // The first half, then every rank's checkpoint: parameters and optimizer
+  // state (residual, velocity, and the bias's momentum buffer, nonzero now).
+  std::vector<NamedParameters> saved_parameters;
+  std::vector<std::string> state_paths;
+  {
+    Shards shards(1);
+    ASSERT_TRUE(shards.ok());
+    std::vector<Replica> replicas =
+        ConnectReplicas(shards, "first-half", initial, options);
+    ASSERT_EQ(replicas.size(), kWorld);
+    RunSteps(replicas, shapes, 0, kCheckpointStep);
+    for (uint32_t rank = 0; rank < kWorld; ++rank) {
+      state_paths.push_back(TempPath(absl::StrCat("resume_rank", rank, ".pt")));
+      ENTROGRAD_ASSERT_OK(replicas[rank].optimizer->SaveState(state_paths[rank]));
+      saved_parameters.push_back(Clone(replicas[rank].parameters));
+    }
+  }
+
+  // New processes, as it were: fresh optimizers from the checkpoint, against
+  // a fresh aggregator.
+  Shards shards(1);
+  ASSERT_TRUE(shards.ok());
+  std::vector<Replica> replicas(kWorld);
+  {
+    std::vector<Replica> connected = ConnectReplicas(
+        shards, "second-half", initial, options, kCheckpointStep);
+    ASSERT_EQ(connected.size(), kWorld);
+    replicas = std::move(connected);
+  }
+  for (uint32_t rank = 0; rank < kWorld; ++rank) {
+    {
+      torch::NoGradGuard no_grad;
+      for (size_t l = 0; l < shapes.size(); ++l) {
+        replicas[rank].parameters[l].second.copy_(
+            saved_parameters[rank][l].second);
+      }
+    }
+    ENTROGRAD_ASSERT_OK(replicas[rank].optimizer->LoadState(state_paths[rank]));
+    EXPECT_EQ(replicas[rank].optimizer->step(), kCheckpointStep);
+  }
+  RunSteps(replicas, shapes, kCheckpointStep, kSteps);
+  for (uint32_t rank = 0; rank < kWorld; ++rank) {
+    for (size_t l = 0; l < shapes.size(); ++l) {
+      EXPECT_TRUE(torch::equal(replicas[rank].parameters[l].second,
+                               uninterrupted[l].second))
+          << "rank " << rank << ", " << shapes[l].name;
+    }
+  }
+}
+
+TEST_F(DistributedOptimizerTest, CheckpointWithoutMomentumBufferIsRefused) {
+  Shards shards(1);
+  ASSERT_TRUE(shards.ok());
+  const std::vector<LayerShape>& shapes = MixedModel();
+  const NamedParameters initial = InitialParameters(shapes);
+  std::vector<Replica> replicas = ConnectReplicas(
+      shards, "old-checkpoint", initial, OptimizerOptions(KeepPolicy::kEntropy));
+  ASSERT_EQ(replicas.size(), kWorld);
+  RunSteps(replicas, shapes, 0, 2);
+  DistributedOptimizer& optimizer = *replicas[0].optimizer;
+
+  // What SaveState wrote before layers sent whole kept a momentum buffer.
+  const std::string path = TempPath("old_format.pt");
+  {
+    torch::serialize::OutputArchive archive;
+    archive.write("step", torch::tensor(int64_t{7}, torch::kInt64));
+    archive.write("layers", torch::tensor(int64_t{2}, torch::kInt64));
+    for (size_t l = 0; l < shapes.size(); ++l) {
+      const int64_t numel = replicas[0].parameters[l].second.numel();
+      archive.write(absl::StrCat("residual_", l), torch::zeros({numel}));
+      archive.write(absl::StrCat("velocity_", l), torch::zeros({numel}));
+    }
+    archive.save_to(path);
+  }
+  const std::string before = TempPath("before.pt");
+  ENTROGRAD_ASSERT_OK(optimizer.SaveState(before));
+  EXPECT_THAT(optimizer.LoadState(path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "has no momentum_buffer_1 for \"fc.bias\""));
+  EXPECT_EQ(optimizer.step(), 2);
+  // Nothing changed: the state saved again is the state saved before.
+  const std::string after = TempPath("after.pt");
+  ENTROGRAD_ASSERT_OK(optimizer.SaveState(after));
+  for (const std::string key :
+       {"residual_0", "velocity_0", "residual_1", "momentum_buffer_1"}) {
+    torch::serialize::InputArchive a, b;
+    a.load_from(before);
+    b.load_from(after);
+    torch::Tensor x, y;
+    a.read(key, x);
+    b.read(key, y);
+    EXPECT_TRUE(torch::equal(x, y)) << key;
+  }
+}
+
+}  // namespace
+}  // namespace entrograd::testing
