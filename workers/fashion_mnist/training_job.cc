@@ -148,11 +148,11 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
                                      client.status().message()));
   }
 
-  // Sparse policies use momentum correction (ALGORITHM.md 5.1): plain SGD on
-  // the merged update, and momentum SGD for the layers sent whole (biases
-  // below dense_below; step 7). The dense baseline is ordinary momentum SGD
-  // on the averaged gradient, as DDP would run it.
-  const bool dense_baseline = config.policy == KeepPolicy::kDense;
+  // With momentum, every policy uses momentum correction (ALGORITHM.md 5.1):
+  // plain SGD on the merged update of compressed layers, and momentum SGD
+  // for the layers sent whole (step 7). Under `dense` every layer is sent
+  // whole, so the baseline is exactly synchronous momentum SGD on the
+  // averaged gradient, as DDP runs it, with no special case.
   DistributedOptimizerOptions options;
   options.compression.policy = config.policy;
   options.compression.rho = config.rho;
@@ -160,8 +160,7 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   options.compression.intervals = config.intervals;
   options.compression.dense_below = config.dense_below;
   options.compression.warmup_steps = config.warmup_steps;
-  options.compression.momentum_correction =
-      !dense_baseline && config.momentum > 0;
+  options.compression.momentum_correction = config.momentum > 0;
   options.compression.momentum = config.momentum;
   options.learning_rate = config.learning_rate;
   std::unique_ptr<torch::optim::SGD> inner;
