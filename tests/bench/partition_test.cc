@@ -30,6 +30,7 @@
 #include "aggregator/process/aggregator_process.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/event_field.h"
 #include "workers/link_emulation/ip_command.h"
 #include "workers/link_emulation/link_topology.h"
 #include "workers/link_emulation/netns_commands.h"
@@ -47,27 +48,8 @@ constexpr char kDataDir[] = "/usr/share/datasets/fashion-mnist";
 // Each host has its own port space: every shard can use the same port.
 constexpr int kShardPort = 50051;
 
-// The value of "key":"..." or "key":number in a JSON event line.
-std::string Field(absl::string_view line, absl::string_view key) {
-  const std::string needle = absl::StrCat("\"", key, "\":");
-  size_t at = line.find(needle);
-  if (at == absl::string_view::npos) return "";
-  at += needle.size();
-  if (at < line.size() && line[at] == '"') {
-    const size_t end = line.find('"', at + 1);
-    return std::string(line.substr(at + 1, end - at - 1));
-  }
-  const size_t end = line.find_first_of(",}", at);
-  return std::string(line.substr(at, end - at));
-}
-
-// A field of the rank's "done" event ("" when it did not finish).
-std::string DoneField(const std::string& output, absl::string_view key) {
-  for (absl::string_view line : absl::StrSplit(output, '\n')) {
-    if (absl::StrContains(line, "\"event\":\"done\"")) return Field(line, key);
-  }
-  return "";
-}
+using ::entrograd::testing::DoneField;
+using ::entrograd::testing::EventField;
 
 class PartitionTest : public ::testing::Test {
  protected:
@@ -224,7 +206,7 @@ TEST_F(PartitionTest, WorkerCutOffAbortsTheOthersNamingItWithinTheRoundTimeout) 
     ASSERT_TRUE(error.ok()) << "rank " << rank << " did not fail: "
                             << error.status();
     const absl::Duration after = absl::Now() - cut;
-    EXPECT_EQ(Field(*error, "code"), "ABORTED") << *error;
+    EXPECT_EQ(EventField(*error, "code"), "ABORTED") << *error;
     EXPECT_THAT(*error, ::testing::HasSubstr("rank(s) 2")) << *error;
     std::cout << "rank " << rank << " got ABORTED naming rank 2 "
               << absl::FormatDuration(after) << " after the cut\n";

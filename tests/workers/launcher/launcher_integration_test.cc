@@ -22,10 +22,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(LauncherIntegrationTest, TwoWorkersTwentyStepsSucceed) {
-  if (!std::filesystem::exists(WorkerPath())) {
-    GTEST_SKIP() << "entrograd-worker not built (" << WorkerPath() << ")";
+// Every test here runs the real worker, which needs LibTorch.
+class LauncherIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(WorkerPath())) {
+      GTEST_SKIP() << "entrograd-worker not built (" << WorkerPath() << ")";
+    }
   }
+};
+
+TEST_F(LauncherIntegrationTest, TwoWorkersTwentyStepsSucceed) {
   TempDir dir;
   const std::string out = dir.File("run");
   // The worker and aggregator binaries are the defaults: found beside the
@@ -65,10 +72,7 @@ TEST(LauncherIntegrationTest, TwoWorkersTwentyStepsSucceed) {
 
 // Issue 11's protocol options reach the workers and the summary: a held-out
 // validation set evaluated with the test set, the warm-up and the value type.
-TEST(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
-  if (!std::filesystem::exists(WorkerPath())) {
-    GTEST_SKIP() << "entrograd-worker not built (" << WorkerPath() << ")";
-  }
+TEST_F(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
   TempDir dir;
   const std::string out = dir.File("run");
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
@@ -103,10 +107,7 @@ TEST(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
 // Three aggregator shards with the CNN's large layers cut into parts of
 // 64 KiB end bitwise where one shard with whole layers ends: the merge is
 // element by element, so where a part is merged does not change a bit.
-TEST(LauncherIntegrationTest, ShardsAndCutLayersEndBitwiseAsOneShard) {
-  if (!std::filesystem::exists(WorkerPath())) {
-    GTEST_SKIP() << "entrograd-worker not built (" << WorkerPath() << ")";
-  }
+TEST_F(LauncherIntegrationTest, ShardsAndCutLayersEndBitwiseAsOneShard) {
   TempDir dir;
   std::vector<std::string> hashes;
   for (const auto& [shards, partition] :
@@ -161,10 +162,7 @@ pid_t FindProcess(const std::vector<std::string>& needles) {
   return -1;
 }
 
-TEST(LauncherIntegrationTest, KilledRealWorkerIsNamedAndTheRunFails) {
-  if (!std::filesystem::exists(WorkerPath())) {
-    GTEST_SKIP() << "entrograd-worker not built (" << WorkerPath() << ")";
-  }
+TEST_F(LauncherIntegrationTest, KilledRealWorkerIsNamedAndTheRunFails) {
   TempDir dir;
   const std::string out = dir.File("run");
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(

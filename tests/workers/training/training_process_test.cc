@@ -19,6 +19,7 @@
 #include "aggregator/process/aggregator_process.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/event_field.h"
 
 #ifndef ENTROGRAD_WORKER_PATH
 #error "ENTROGRAD_WORKER_PATH must name the entrograd-worker binary"
@@ -29,19 +30,8 @@ namespace {
 
 constexpr char kDataDir[] = "/usr/share/datasets/fashion-mnist";
 
-// The value of "key":"..." or "key":number in a JSON event line.
-std::string Field(absl::string_view line, absl::string_view key) {
-  const std::string needle = absl::StrCat("\"", key, "\":");
-  size_t at = line.find(needle);
-  if (at == absl::string_view::npos) return "";
-  at += needle.size();
-  if (at < line.size() && line[at] == '"') {
-    const size_t end = line.find('"', at + 1);
-    return std::string(line.substr(at + 1, end - at - 1));
-  }
-  const size_t end = line.find_first_of(",}", at);
-  return std::string(line.substr(at, end - at));
-}
+using ::entrograd::testing::DoneField;
+using ::entrograd::testing::EventField;
 
 // Every "step" event's params_hash of one rank's stdout, by step.
 std::map<int64_t, std::string> StepHashes(const std::string& output) {
@@ -49,19 +39,11 @@ std::map<int64_t, std::string> StepHashes(const std::string& output) {
   for (absl::string_view line : absl::StrSplit(output, '\n')) {
     if (!absl::StrContains(line, "\"event\":\"step\"")) continue;
     int64_t step = -1;
-    if (absl::SimpleAtoi(Field(line, "step"), &step)) {
-      hashes[step] = Field(line, "params_hash");
+    if (absl::SimpleAtoi(EventField(line, "step"), &step)) {
+      hashes[step] = EventField(line, "params_hash");
     }
   }
   return hashes;
-}
-
-// A field of the "done" event ("" when the rank did not finish).
-std::string DoneField(const std::string& output, absl::string_view key) {
-  for (absl::string_view line : absl::StrSplit(output, '\n')) {
-    if (absl::StrContains(line, "\"event\":\"done\"")) return Field(line, key);
-  }
-  return "";
 }
 
 std::string DoneHash(const std::string& output) {
