@@ -47,13 +47,9 @@ v1::Join MakeJoin(const ClientOptions& options,
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
     ClientOptions options, std::vector<LayerSpecification> layers,
     uint64_t initial_params_hash, absl::Duration join_timeout) {
-  if (options.partition_bytes < 0 ||
-      (options.partition_bytes > 0 &&
-       options.partition_bytes < static_cast<int64_t>(sizeof(float)))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("partition_bytes = ", options.partition_bytes,
-                     " must be 0 (never cut layers) or at least 4"));
-  }
+  // Checked here, before the layers are cut; ClientImpl::Connect checks
+  // again (cheap, once per process).
+  ENTROGRAD_RETURN_IF_ERROR(ValidateClientOptions(options));
   if (options.partition_bytes == 0) {
     return ClientImpl::Connect(std::move(options), std::move(layers),
                                initial_params_hash, join_timeout);

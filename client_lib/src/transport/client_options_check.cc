@@ -95,6 +95,13 @@ absl::Status ValidateClientOptions(const ClientOptions& options) {
         absl::StrCat("options.max_message_bytes = ", options.max_message_bytes,
                      " is outside [1024, ", INT_MAX, "]"));
   }
+  if (options.partition_bytes < 0 ||
+      (options.partition_bytes > 0 &&
+       options.partition_bytes < static_cast<int64_t>(sizeof(float)))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.partition_bytes = ", options.partition_bytes,
+                     " must be 0 (never cut layers) or at least 4"));
+  }
   return absl::OkStatus();
 }
 
