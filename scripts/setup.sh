@@ -14,6 +14,8 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libtorch-dev zlib1g-dev
   prometheus-cpp-dev
+  nlohmann-json3-dev  # the one JSON library (events, summaries, reports)
+  libcub-dev  # CUB headers: the CUDA kernels' emulation tests build without nvcc
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   python3-grpcio python3-grpc-tools python3-numpy
