@@ -6,7 +6,7 @@
 
 #include "aggregator/config/aggregator_flags.h"
 #include "aggregator/server/aggregator_server.h"
-#include "common/log.h"
+#include "entrograd/common/log.h"
 
 int main(int argc, char** argv) {
   absl::StatusOr<entrograd::aggregator::AggregatorConfig> config =

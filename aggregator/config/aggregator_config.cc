@@ -5,7 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "common/log.h"
+#include "entrograd/common/log.h"
 
 namespace entrograd::aggregator {
 

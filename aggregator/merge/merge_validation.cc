@@ -13,7 +13,7 @@
 #include "aggregator/merge/float_bits.h"
 #include "aggregator/merge/merge_checks.h"
 #include "aggregator/merge/sparse_merge.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 #include "entrograd/codec.h"
 
 namespace entrograd::aggregator::merge_internal {

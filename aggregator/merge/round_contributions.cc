@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "aggregator/merge/sparse_merge.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 
 namespace entrograd::aggregator {
 

@@ -11,7 +11,7 @@
 #include "absl/types/span.h"
 #include "aggregator/merge/merge_strategies.h"
 #include "aggregator/merge/merge_validation.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 #include "entrograd/codec.h"
 
 namespace entrograd::aggregator {

@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "metrics/metrics_server.h"
+#include "entrograd/common/metrics_server.h"
 
 namespace prometheus {
 class Registry;

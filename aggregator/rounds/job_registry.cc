@@ -9,10 +9,10 @@
 #include "aggregator/rounds/log_text.h"
 #include "aggregator/rounds/non_finite_values.h"
 #include "aggregator/rounds/round_error.h"
-#include "common/log.h"
+#include "entrograd/common/log.h"
 #include "entrograd/codec.h"
-#include "transport/job_id.h"
-#include "transport/payload_proto.h"
+#include "entrograd/wire/job_id.h"
+#include "entrograd/wire/payload_proto.h"
 
 namespace entrograd::aggregator {
 

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "aggregator/service/aggregator_service.h"
 #include "aggregator/service/reactor_sink.h"
-#include "common/log.h"
+#include "entrograd/common/log.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "prometheus/registry.h"

@@ -18,7 +18,7 @@
 #include "aggregator/config/aggregator_config.h"
 #include "aggregator/metrics/aggregator_metrics.h"
 #include "aggregator/rounds/job_registry.h"
-#include "aggregator/server/token_store.h"
+#include "aggregator/auth/token_store.h"
 #include "grpcpp/grpcpp.h"
 
 namespace entrograd::aggregator {

@@ -4,7 +4,7 @@
 #define ENTROGRAD_AGGREGATOR_SERVICE_AGGREGATOR_SERVICE_H_
 
 #include "aggregator/rounds/job_registry.h"
-#include "aggregator/server/token_store.h"
+#include "aggregator/auth/token_store.h"
 #include "entrograd/v1/aggregator.grpc.pb.h"
 
 namespace entrograd::aggregator {

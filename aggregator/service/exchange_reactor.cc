@@ -4,8 +4,8 @@
 #include "aggregator/rounds/log_text.h"
 #include "aggregator/rounds/round_error.h"
 #include "aggregator/service/reactor_sink.h"
-#include "common/log.h"
-#include "transport/grpc_status.h"
+#include "entrograd/common/log.h"
+#include "entrograd/wire/grpc_status.h"
 
 namespace entrograd::aggregator {
 

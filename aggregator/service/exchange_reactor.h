@@ -11,7 +11,7 @@
 #include <string>
 
 #include "aggregator/rounds/job_registry.h"
-#include "aggregator/server/token_store.h"
+#include "aggregator/auth/token_store.h"
 #include "aggregator/service/reactor_sink.h"
 #include "entrograd/v1/aggregator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"

@@ -1,7 +1,7 @@
 #include "aggregator/service/reactor_sink.h"
 
 #include "absl/strings/str_cat.h"
-#include "transport/grpc_status.h"
+#include "entrograd/wire/grpc_status.h"
 
 namespace entrograd::aggregator {
 

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "common/json_quote.h"
+#include "entrograd/common/json_quote.h"
 #include "entrograd/compression_options.h"
 #include "entrograd/cuda/device_compressor.h"
 #include "gradient_data.h"

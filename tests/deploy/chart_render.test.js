@@ -319,7 +319,7 @@ test('without TLS the training Job has no TLS flags or mount', () => {
 test('every feature with the training job: tokens reach the aggregator and the workers', () => {
   const objects = rendered['every feature with the training job'];
   const secret = findObject(objects, 'Secret');
-  // The aggregator's token file format (aggregator/server/token_store.h):
+  // The aggregator's token file format (aggregator/auth/token_store.h):
   // "JOB_ID TOKEN" per line.
   const lines = secret.stringData.tokens.split('\n').filter((l) => l.trim() !== '');
   const tokens = Object.fromEntries(lines.map((line) => {

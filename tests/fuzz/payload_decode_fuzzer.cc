@@ -11,7 +11,7 @@
 
 #include "entrograd/codec.h"
 #include "entrograd/v1/aggregator.pb.h"
-#include "transport/payload_proto.h"
+#include "entrograd/wire/payload_proto.h"
 
 namespace {
 

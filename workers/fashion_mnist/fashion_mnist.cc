@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 #include "workers/fashion_mnist/idx_reader.h"
 
 namespace entrograd::workers {

@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 
 namespace entrograd::workers {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/json_quote.h"
+#include "entrograd/common/json_quote.h"
 
 namespace entrograd::workers {
 

@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/json_quote.h"  // JsonQuote, used by FlatJsonWriter
+#include "entrograd/common/json_quote.h"  // JsonQuote, used by FlatJsonWriter
 
 namespace entrograd::launcher {
 

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "common/json_quote.h"
+#include "entrograd/common/json_quote.h"
 
 namespace entrograd::link_emulation {
 

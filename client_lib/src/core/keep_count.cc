@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 
 namespace entrograd {
 

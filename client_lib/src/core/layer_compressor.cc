@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 #include "core/accumulate.h"
 #include "core/candidate_select.h"
 #include "core/exact_select.h"

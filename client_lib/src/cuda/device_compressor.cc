@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 #include "core/interval_sums.h"
 #include "core/magnitude_key.h"
 #include "core/phase_checks.h"

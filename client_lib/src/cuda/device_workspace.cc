@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 #include "core/interval_sums.h"
 #include "cuda/cuda_status.h"
 #include "cuda/device_layout.h"

@@ -3,7 +3,7 @@
 #include <map>
 #include <mutex>
 
-#include "metrics/metrics_server.h"
+#include "entrograd/common/metrics_server.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"

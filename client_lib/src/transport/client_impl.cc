@@ -4,13 +4,13 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 #include "entrograd/codec.h"
 #include "transport/channel_factory.h"
 #include "transport/client_options_check.h"
 #include "transport/layer_partition.h"
 #include "transport/partitioned_client.h"
-#include "transport/payload_proto.h"
+#include "entrograd/wire/payload_proto.h"
 
 namespace entrograd {
 

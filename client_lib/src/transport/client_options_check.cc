@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "entrograd/shard_map.h"
-#include "transport/job_id.h"
+#include "entrograd/wire/job_id.h"
 
 namespace entrograd {
 

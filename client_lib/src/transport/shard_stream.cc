@@ -6,10 +6,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/log.h"
+#include "entrograd/common/log.h"
 #include "entrograd/codec.h"
-#include "transport/grpc_status.h"
-#include "transport/payload_proto.h"
+#include "entrograd/wire/grpc_status.h"
+#include "entrograd/wire/payload_proto.h"
 #include "transport/retry_rules.h"
 
 namespace entrograd {

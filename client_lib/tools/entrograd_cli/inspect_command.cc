@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 #include "entrograd/keep_count.h"
 #include "entrograd/layer_compressor.h"
 #include "entrograd_cli/array_file_reader.h"

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/json_quote.h"
+#include "entrograd/common/json_quote.h"
 #include "entrograd/codec.h"
 
 namespace entrograd::cli {

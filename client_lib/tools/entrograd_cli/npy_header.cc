@@ -8,7 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 
 namespace entrograd::cli {
 namespace {

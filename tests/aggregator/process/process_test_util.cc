@@ -10,7 +10,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "support/float_bits.h"
-#include "transport/grpc_status.h"
+#include "entrograd/wire/grpc_status.h"
 
 namespace entrograd::testing {
 

@@ -1,6 +1,6 @@
 // TokenStore: which job a bearer token grants, the scheme in any case, and
 // refusal of anything that is not exactly a configured token.
-#include "aggregator/server/token_store.h"
+#include "aggregator/auth/token_store.h"
 
 #include <optional>
 #include <string>

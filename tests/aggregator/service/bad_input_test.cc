@@ -7,7 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "service_fixture.h"
 #include "support/status_matchers.h"
-#include "transport/payload_proto.h"
+#include "entrograd/wire/payload_proto.h"
 
 namespace entrograd::testing {
 namespace {

@@ -1,8 +1,8 @@
 #include "aggregator/support/test_worker.h"
 
 #include "absl/strings/str_cat.h"
-#include "transport/grpc_status.h"
-#include "transport/payload_proto.h"
+#include "entrograd/wire/grpc_status.h"
+#include "entrograd/wire/payload_proto.h"
 
 namespace entrograd::testing {
 

@@ -9,7 +9,7 @@
 #include "entrograd/compression_options.h"
 #include "entrograd_cli/inspect_command.h"
 #include "gmock/gmock.h"
-#include "common/json_quote.h"
+#include "entrograd/common/json_quote.h"
 #include "gtest/gtest.h"
 #include "json_reader.h"
 #include "support/status_matchers.h"

@@ -110,7 +110,7 @@ Call with (dict "image" .Values.x.image "context" $).
 The ordered shard list every worker shares: the StatefulSet pods' stable DNS
 names with the gRPC port, "<sts>-0.<headless>.<ns>.svc.<domain>:<port>,...".
 Its order is the pods' ordinal order, so every worker computes the same
-consistent-hash shard map (client_lib/include/entrograd/shard_map.h).
+consistent-hash shard map (client_lib/wire/include/entrograd/shard_map.h).
 */}}
 {{- define "entrograd.shardAddresses" -}}
 {{- $fullname := include "entrograd.fullname" . }}

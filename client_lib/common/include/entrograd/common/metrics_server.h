@@ -4,8 +4,8 @@
 //
 // Thread safety: Start is thread-safe; the server scrapes the registry on its
 // own threads (prometheus-cpp metrics are thread-safe).
-#ifndef ENTROGRAD_METRICS_METRICS_SERVER_H_
-#define ENTROGRAD_METRICS_METRICS_SERVER_H_
+#ifndef ENTROGRAD_COMMON_METRICS_SERVER_H_
+#define ENTROGRAD_COMMON_METRICS_SERVER_H_
 
 #include <memory>
 #include <string>
@@ -51,4 +51,4 @@ class MetricsServer {
 
 }  // namespace entrograd
 
-#endif  // ENTROGRAD_METRICS_METRICS_SERVER_H_
+#endif  // ENTROGRAD_COMMON_METRICS_SERVER_H_

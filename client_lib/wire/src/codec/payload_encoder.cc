@@ -14,7 +14,7 @@
 #include "codec/index_encoding.h"
 #include "codec/little_endian.h"
 #include "codec/value_encoding.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 #include "entrograd/codec.h"
 
 namespace entrograd {

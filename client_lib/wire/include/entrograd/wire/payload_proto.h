@@ -1,7 +1,7 @@
 // Copies between the codec's EncodedPayload / PayloadView and the wire's
 // entrograd.v1.SparsePayload. Private to entrograd (client and aggregator).
-#ifndef ENTROGRAD_TRANSPORT_PAYLOAD_PROTO_H_
-#define ENTROGRAD_TRANSPORT_PAYLOAD_PROTO_H_
+#ifndef ENTROGRAD_WIRE_PAYLOAD_PROTO_H_
+#define ENTROGRAD_WIRE_PAYLOAD_PROTO_H_
 
 #include "entrograd/codec.h"
 #include "entrograd/v1/aggregator.pb.h"
@@ -17,4 +17,4 @@ PayloadView PayloadViewOfProto(const v1::SparsePayload& proto);
 
 }  // namespace entrograd
 
-#endif  // ENTROGRAD_TRANSPORT_PAYLOAD_PROTO_H_
+#endif  // ENTROGRAD_WIRE_PAYLOAD_PROTO_H_

@@ -1,4 +1,4 @@
-#include "aggregator/server/token_store.h"
+#include "aggregator/auth/token_store.h"
 
 #include <algorithm>
 #include <fstream>

@@ -1,8 +1,8 @@
 // The job id rule of entrograd.v1 (Join.job_id): 1 to 128 of
 // [A-Za-z0-9._-]. Checked by the client before it connects and by the
 // aggregator at Join, from this one definition.
-#ifndef ENTROGRAD_TRANSPORT_JOB_ID_H_
-#define ENTROGRAD_TRANSPORT_JOB_ID_H_
+#ifndef ENTROGRAD_WIRE_JOB_ID_H_
+#define ENTROGRAD_WIRE_JOB_ID_H_
 
 #include "absl/strings/string_view.h"
 
@@ -20,4 +20,4 @@ inline bool IsValidJobId(absl::string_view job_id) {
 
 }  // namespace entrograd
 
-#endif  // ENTROGRAD_TRANSPORT_JOB_ID_H_
+#endif  // ENTROGRAD_WIRE_JOB_ID_H_

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "codec/index_encoding.h"
 #include "codec/value_encoding.h"
-#include "common/status_macros.h"
+#include "entrograd/common/status_macros.h"
 #include "entrograd/codec.h"
 
 namespace entrograd {

@@ -1,4 +1,4 @@
-#include "transport/payload_proto.h"
+#include "entrograd/wire/payload_proto.h"
 
 namespace entrograd {
 

@@ -1,7 +1,7 @@
 // absl::Status <-> grpc::Status. The codes map 1:1 (both follow
 // google.rpc.Code), so this is the one place the mapping is written.
-#ifndef ENTROGRAD_TRANSPORT_GRPC_STATUS_H_
-#define ENTROGRAD_TRANSPORT_GRPC_STATUS_H_
+#ifndef ENTROGRAD_WIRE_GRPC_STATUS_H_
+#define ENTROGRAD_WIRE_GRPC_STATUS_H_
 
 #include <string>
 
@@ -24,4 +24,4 @@ inline absl::Status FromGrpcStatus(const grpc::Status& status) {
 
 }  // namespace entrograd
 
-#endif  // ENTROGRAD_TRANSPORT_GRPC_STATUS_H_
+#endif  // ENTROGRAD_WIRE_GRPC_STATUS_H_

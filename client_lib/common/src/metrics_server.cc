@@ -13,7 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "metrics/metrics_server.h"
+#include "entrograd/common/metrics_server.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 

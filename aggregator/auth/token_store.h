@@ -6,8 +6,8 @@
 // for every job; blank lines and lines starting with '#' are ignored.
 //
 // Thread safety: immutable after Load; Authorize is safe concurrently.
-#ifndef ENTROGRAD_AGGREGATOR_SERVER_TOKEN_STORE_H_
-#define ENTROGRAD_AGGREGATOR_SERVER_TOKEN_STORE_H_
+#ifndef ENTROGRAD_AGGREGATOR_AUTH_TOKEN_STORE_H_
+#define ENTROGRAD_AGGREGATOR_AUTH_TOKEN_STORE_H_
 
 #include <optional>
 #include <string>
@@ -47,4 +47,4 @@ class TokenStore {
 
 }  // namespace entrograd::aggregator
 
-#endif  // ENTROGRAD_AGGREGATOR_SERVER_TOKEN_STORE_H_
+#endif  // ENTROGRAD_AGGREGATOR_AUTH_TOKEN_STORE_H_
