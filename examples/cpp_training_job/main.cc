@@ -41,8 +41,12 @@ int main(int argc, char** argv) {
   client_options.job_id = argv[2];
   client_options.rank = static_cast<uint32_t>(rank);
   client_options.world_size = static_cast<uint32_t>(world_size);
+  // The process start time in microseconds: a restart replaces its older
+  // stream, and the shard refuses values far ahead of its own clock.
   client_options.incarnation = static_cast<uint64_t>(
-      std::chrono::system_clock::now().time_since_epoch().count());
+      std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
   auto client = entrograd::Client::Connect(
       client_options, entrograd::LayerTableOf(parameters),
       entrograd::HashOfParameters(tensors));

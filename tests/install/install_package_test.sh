@@ -59,7 +59,7 @@ wait -n || status=$?
 for rank in 0 1; do
   if ((status != 0)) || ! grep -q "^params_hash" "$work/rank$rank.out"; then
     echo "FAIL: rank $rank did not finish (exit $status)" >&2
-    tail -5 "$work/rank$rank.err" "$work/rank$rank.out" "$work/aggregator.log" >&2
+    tail -n 5 "$work/rank$rank.err" "$work/rank$rank.out" "$work/aggregator.log" >&2
     exit 1
   fi
   if [[ $(grep -c "^rank $rank step" "$work/rank$rank.out") != "$steps" ]]; then
