@@ -5,8 +5,8 @@
 # ENTROGRAD_SETUP_PROMETHEUS=0 skips the Prometheus server (promtool);
 # ENTROGRAD_SETUP_SANITIZERS=0 skips clang and libFuzzer;
 # ENTROGRAD_SETUP_DEPLOY_TOOLS=0 skips helm, kubectl and the npm tools of the
-# deploy tests (scripts/setup_deploy_tools.sh, into .tools/). The Dockerfiles
-# set all three to 0.
+# deploy tests (scripts/setup_deploy_tools.sh, into .tools/).
+# deploy/docker/Dockerfile sets all three to 0.
 set -euo pipefail
 
 PACKAGES=(
@@ -15,7 +15,6 @@ PACKAGES=(
   libtorch-dev zlib1g-dev
   prometheus-cpp-dev
   nlohmann-json3-dev  # the one JSON library (events, summaries, reports)
-  libcub-dev  # CUB headers: the CUDA kernels' emulation tests build without nvcc
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   python3-grpcio python3-grpc-tools python3-numpy

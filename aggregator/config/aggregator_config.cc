@@ -1,6 +1,8 @@
 #include "aggregator/config/aggregator_config.h"
 
+#include <algorithm>
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -100,6 +102,11 @@ absl::Status ValidateConfig(const AggregatorConfig& config) {
                    "expected 0 (4 x --max_message_bytes) or at least "
                    "--max_message_bytes");
   }
+  if (config.merge_threads < 0 || config.merge_threads > kMaxMergeThreads) {
+    return BadFlag("merge_threads", absl::StrCat(config.merge_threads),
+                   absl::StrCat("expected 0 (one per hardware thread) to ",
+                                kMaxMergeThreads));
+  }
   if (config.keepalive_time < absl::Seconds(1)) {
     return BadFlag("keepalive_time",
                    absl::FormatDuration(config.keepalive_time),
@@ -137,6 +144,12 @@ absl::Status ValidateConfig(const AggregatorConfig& config) {
                    "expected debug, info, warning or error");
   }
   return absl::OkStatus();
+}
+
+int MergeThreads(const AggregatorConfig& config) {
+  if (config.merge_threads > 0) return config.merge_threads;
+  // hardware_concurrency() may be 0 when it cannot tell.
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 std::string PlaintextWarning(const AggregatorConfig& config) {

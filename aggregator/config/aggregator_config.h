@@ -32,6 +32,11 @@ struct AggregatorConfig {
   // a worker that reads slower than that is ended with RESOURCE_EXHAUSTED
   // and reconnects. 0: 4 x max_message_bytes. Flag --max_stream_queue_bytes.
   int64_t max_stream_queue_bytes = 0;
+  // Threads that decode contributions and merge and encode complete rounds,
+  // off gRPC's callback threads (the merge pool); 0: one per hardware
+  // thread (std::thread::hardware_concurrency()). A stream whose update
+  // waits for a pool thread is not read meanwhile. Flag --merge_threads.
+  int merge_threads = 0;
   // HTTP/2 keepalive ping interval and ack timeout. Flags --keepalive_time,
   // --keepalive_timeout.
   absl::Duration keepalive_time = absl::Seconds(30);
@@ -53,6 +58,13 @@ struct AggregatorConfig {
   // "debug", "info", "warning", "error". Flag --log_level.
   std::string log_level = "info";
 };
+
+// Most threads --merge_threads may ask for.
+inline constexpr int kMaxMergeThreads = 1024;
+
+// The merge pool's size for `config`: merge_threads, or when that is 0 the
+// hardware threads (at least 1).
+int MergeThreads(const AggregatorConfig& config);
 
 // OK, or INVALID_ARGUMENT naming the flag (e.g. "--round_timeout") and the
 // bad value. Also checks that the TLS and token files are readable.

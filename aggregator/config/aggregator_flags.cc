@@ -33,6 +33,11 @@ ABSL_FLAG(absl::Duration, max_incarnation_lead,
 ABSL_FLAG(int64_t, max_stream_queue_bytes, 0,
           "bytes of answers queued for one stream; a slower reader is ended "
           "with RESOURCE_EXHAUSTED (0: 4 x --max_message_bytes)");
+ABSL_FLAG(int32_t, merge_threads,
+          entrograd::aggregator::AggregatorConfig{}.merge_threads,
+          "threads that decode contributions and merge rounds, off the gRPC "
+          "threads (0: one per hardware thread); a stream waiting for one is "
+          "not read");
 ABSL_FLAG(uint32_t, max_steps_ahead, 4,
           "steps a contribution may run ahead of the slowest rank");
 ABSL_FLAG(int64_t, max_message_bytes, int64_t{256} << 20,
@@ -77,6 +82,7 @@ absl::StatusOr<AggregatorConfig> ConfigFromFlags(int argc, char** argv) {
   config.registry.max_incarnation_lead =
       absl::GetFlag(FLAGS_max_incarnation_lead);
   config.max_stream_queue_bytes = absl::GetFlag(FLAGS_max_stream_queue_bytes);
+  config.merge_threads = absl::GetFlag(FLAGS_merge_threads);
   config.registry.shard_name = absl::GetFlag(FLAGS_shard_name);
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   config.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);

@@ -226,6 +226,14 @@ AggregatorMetrics::AggregatorMetrics(
 
 AggregatorMetrics::~AggregatorMetrics() = default;
 
+AggregatorMetrics& AggregatorMetrics::Null() {
+  // Leaked on purpose: reachable from threads that outlive static
+  // destruction (a merge pool finishing while the process exits).
+  static AggregatorMetrics* const null_metrics =
+      new AggregatorMetrics(std::make_shared<prometheus::Registry>());
+  return *null_metrics;
+}
+
 void AggregatorMetrics::AddUplink(int64_t wire_bytes,
                                   int64_t dense_equivalent_bytes) {
   IncrementBy(families_->uplink_wire_bytes, wire_bytes);

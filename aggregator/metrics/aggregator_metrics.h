@@ -67,6 +67,12 @@ class AggregatorMetrics {
   AggregatorMetrics(const AggregatorMetrics&) = delete;
   AggregatorMetrics& operator=(const AggregatorMetrics&) = delete;
 
+  // The null metrics object: one process-wide instance whose families live
+  // on a registry that no MetricsServer serves, so what it records goes
+  // nowhere. Components built without metrics (tests, fuzzers) report to it
+  // instead of checking for a null pointer at every call. Never destroyed.
+  static AggregatorMetrics& Null();
+
   // entrograd_uplink_wire_bytes_total / entrograd_uplink_dense_bytes_total:
   // bytes of a received LayerUpdate's payload as sent, and as it would be
   // sent dense float32 (4 * numel).

@@ -24,8 +24,17 @@
 // the rest: rounds in flight and aborted records per job
 // (max_rounds_per_job), layers per job (max_layers), jobs (max_jobs).
 //
-// Thread safety: all methods are thread-safe. Merging and sending happen
-// outside the registry lock.
+// The parts: admission.h decides what an update is (new, duplicate, resend
+// or refused), merge_round.h merges a complete round without any lock,
+// job_state.h is the state kept per job and round, job_books.h keeps the
+// totals right as rounds and records come and go, memory_accounting.h sizes
+// what the quota counts, join_validation.h checks a Join. The registry holds
+// the lock and puts them together.
+//
+// Thread safety: all methods are thread-safe and may block only on the
+// registry's lock. Decoding, merging, encoding and sending happen outside
+// it, on the calling thread: the server calls Contribute from its merge pool
+// (aggregator/service/merge_pool.h), never from a gRPC callback thread.
 #ifndef ENTROGRAD_AGGREGATOR_ROUNDS_JOB_REGISTRY_H_
 #define ENTROGRAD_AGGREGATOR_ROUNDS_JOB_REGISTRY_H_
 
@@ -42,69 +51,15 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "aggregator/metrics/aggregator_metrics.h"
+#include "aggregator/rounds/job_books.h"
+#include "aggregator/rounds/job_state.h"
+#include "aggregator/rounds/memory_accounting.h"
+#include "aggregator/rounds/registry_options.h"
 #include "aggregator/rounds/stream_sink.h"
 #include "entrograd/codec.h"
 #include "entrograd/v1/aggregator.pb.h"
 
 namespace entrograd::aggregator {
-
-struct RegistryOptions {
-  // A round not complete this long after its first contribution is aborted.
-  absl::Duration round_timeout = absl::Seconds(60);
-  // Bytes held at once (see the top of this file for what counts); beyond
-  // it a contribution is refused with a RESOURCE_EXHAUSTED RoundError
-  // (retryable) and a Join creating a job with RESOURCE_EXHAUSTED. Default
-  // 4 GiB.
-  int64_t memory_quota_bytes = int64_t{4} << 30;
-  // Jobs at once; a Join of a further job gets RESOURCE_EXHAUSTED.
-  int max_jobs = 64;
-  // Largest world size a Join may declare.
-  uint32_t max_world_size = 4096;
-  // Largest layer table a Join may declare. Flag --max_layers.
-  int max_layers = 100000;
-  // Rounds in flight per job: a contribution that would start one more is
-  // refused with RESOURCE_EXHAUSTED naming --max_rounds_per_job (retryable:
-  // rounds complete or time out). Also the most aborted-round records a job
-  // keeps; beyond it the oldest is forgotten (a late resend of that round
-  // then starts it again, and the round timeout ends it again).
-  int max_rounds_per_job = 65536;
-  // How far a Join's incarnation may be ahead of this shard's clock, read as
-  // microseconds since the Unix epoch (the client's documented choice). A
-  // Join beyond it gets FAILED_PRECONDITION. Bounds how long a token holder
-  // who joins with a huge incarnation can lock out the rank's own restarts.
-  // Flag --max_incarnation_lead.
-  absl::Duration max_incarnation_lead = absl::Hours(1);
-  // How many steps beyond the slowest rank's applied step a contribution
-  // may be (OUT_OF_RANGE beyond).
-  uint32_t max_steps_ahead = 4;
-  // Reported in JoinAck.
-  std::string shard_name = "aggregator";
-  // Largest message a stream may carry, in bytes (reported in JoinAck). A
-  // merged update that encodes larger aborts its round with
-  // RESOURCE_EXHAUSTED instead of breaking every rank's stream on write.
-  uint64_t max_message_bytes = uint64_t{256} << 20;
-};
-
-// Steps (and applied steps) above this are refused with INVALID_ARGUMENT:
-// far beyond any training run, and low enough that the step-window
-// arithmetic (applied step + 1 + max_steps_ahead) cannot overflow.
-inline constexpr int64_t kMaxStep = int64_t{1} << 62;
-
-// Longest layer name a Join may declare, in bytes. Names are 1 to this many
-// printable ASCII bytes (0x20-0x7e); they are stored per job and named in
-// logs and errors, so they are untrusted input with a bound.
-inline constexpr size_t kMaxLayerNameBytes = 256;
-
-// What the registry counts against the quota, exposed so tests and docs can
-// size a quota. All in bytes; all pure.
-// A round's fixed part and its per-rank slots.
-int64_t RoundOverheadBytes(uint32_t world_size);
-// Upper bound of merging a round of a `numel`-element layer whose ranks
-// carry `entries` (index, value) pairs in all (numel per dense rank): the
-// merged entries, the encoded payload and its copy into the message.
-int64_t MergeBytesBound(uint64_t numel, uint64_t entries);
-// A job's layer table and member slots, as declared by `join`.
-int64_t JobTableBytes(const v1::Join& join);
 
 // Who a stream belongs to, fixed at Join.
 struct MemberId {
@@ -119,7 +74,8 @@ struct MemberId {
 
 class JobRegistry {
  public:
-  // `metrics` may be null; it must outlive the registry.
+  // `metrics` must outlive the registry; null reports to
+  // AggregatorMetrics::Null().
   JobRegistry(RegistryOptions options, AggregatorMetrics* metrics);
   ~JobRegistry();
 
@@ -162,6 +118,9 @@ class JobRegistry {
   // every rank with a RESOURCE_EXHAUSTED RoundError, reason
   // MERGED_TOO_LARGE. The reason rides on the returned status
   // (RoundErrorReasonOf, round_error.h).
+  // Blocks for the decode, and for the merge and encode of the round the
+  // update completes, on the calling thread: call it from a worker thread
+  // (the server's merge pool), never from a gRPC callback.
   absl::Status Contribute(const MemberId& member,
                           const v1::LayerUpdate& update);
 
@@ -188,78 +147,120 @@ class JobRegistry {
   int64_t Duplicates() const;
 
  private:
-  struct Job;
-  struct Round;
   struct Delivery {
     std::shared_ptr<StreamSink> sink;
     std::shared_ptr<const v1::AggregatorMessage> message;
   };
+  // A new contribution, as Contribute's first phase admitted it: its layer
+  // and the quota reserved to decode it (returned once it is decoded).
+  struct NewContribution {
+    uint64_t numel = 0;
+    std::string layer_name;
+    int64_t reserved_bytes = 0;
+  };
+  // A round a contribution completed, taken out of its job to be merged,
+  // and the quota reserved for the merge.
+  struct CompleteRound {
+    std::unique_ptr<RoundState> round;
+    int64_t merge_reserved_bytes = 0;
+  };
 
-  absl::Status ValidateJoinShape(const v1::Join& join) const;
-  // The job `member` joined, or null when that job ended (its generation is
-  // gone) or the id does not fit it.
-  Job* FindJobOfLocked(const MemberId& member)
+  // Counts `reason` and returns `status`.
+  absl::Status Reject(RejectReason reason, absl::Status status);
+
+  // --- Join ---
+  // The job `join` joins, created when it is new: refuses (and counts) a
+  // draining shard, the job limit, a mismatch with the existing job, a new
+  // job's table beyond the quota, an incarnation too far ahead.
+  absl::StatusOr<JobState*> JobForJoinLocked(const v1::Join& join)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Creates the job `join` declares (the caller checked the limits).
+  JobState& CreateJobLocked(const v1::Join& join)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // The JoinAck for a member of `job`, as it stands now.
-  std::shared_ptr<const v1::AggregatorMessage> JoinAckFor(const Job& job) const
+  std::shared_ptr<const v1::AggregatorMessage> JoinAckFor(
+      const JobState& job) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The job `member` joined, or null when that job ended (its generation is
+  // gone) or the id does not fit it.
+  JobState* FindJobOfLocked(const MemberId& member)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Creates the job `join` declares (the caller checked the job limit).
-  Job& CreateJobLocked(const v1::Join& join)
+
+  // --- Contribute, in its three phases ---
+  // 1, under the lock: records the sender's applied step and admits the
+  // update (admission.h). A new contribution gets its decode reserved
+  // against the quota; a duplicate or resend returns nullopt, with the
+  // resend's answer in `deliveries`; a refusal is returned.
+  absl::StatusOr<std::optional<NewContribution>> Admit(
+      const MemberId& member, const v1::LayerUpdate& update,
+      std::vector<Delivery>* deliveries) ABSL_LOCKS_EXCLUDED(mutex_);
+  // 2 is the decode, without the lock (in Contribute). 3, under the lock:
+  // returns the decode reservation and accepts `decoded` (an error: a
+  // non-finite value, which aborts the round). Sets *complete when the
+  // contribution completes its round.
+  absl::Status Accept(const MemberId& member, const v1::LayerUpdate& update,
+                      const NewContribution& contribution,
+                      absl::StatusOr<DecodedPayload>& decoded,
+                      std::optional<CompleteRound>* complete,
+                      std::vector<Delivery>* deliveries)
+      ABSL_LOCKS_EXCLUDED(mutex_);
+  absl::Status AcceptLocked(const MemberId& member,
+                            const v1::LayerUpdate& update,
+                            const NewContribution& contribution,
+                            absl::StatusOr<DecodedPayload>& decoded,
+                            std::optional<CompleteRound>* complete,
+                            std::vector<Delivery>* deliveries)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  absl::Status CompareWithJob(const Job& job, const v1::Join& join) const;
+  // Aborts the round of `update` because rank `rank` sent a non-finite
+  // value (`decode_error`); every other live rank gets the RoundError, the
+  // sender gets the returned status instead.
+  absl::Status RejectNonFiniteLocked(JobState& job, uint32_t rank,
+                                     const v1::LayerUpdate& update,
+                                     const std::string& layer_name,
+                                     const absl::Status& decode_error,
+                                     std::vector<Delivery>* deliveries)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Merges a complete round (MergeRound, outside the lock), then publishes
+  // the merged update or aborts the round, and delivers.
+  void FinishRound(const std::string& job_id, RoundKey key,
+                   CompleteRound complete) ABSL_LOCKS_EXCLUDED(mutex_);
+  // Keeps `message` for resends and queues it for every live rank that has
+  // not applied its step.
+  void PublishMergedLocked(JobState& job, RoundKey key,
+                           std::shared_ptr<const v1::AggregatorMessage> message,
+                           std::vector<Delivery>* deliveries)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  // --- Limits, aborts and ends ---
   // OK when `bytes` more fit in the quota, else RESOURCE_EXHAUSTED saying
   // what they were for (reason SHARD_LIMIT).
   absl::Status CheckQuotaLocked(int64_t bytes, absl::string_view what) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // RESOURCE_EXHAUSTED naming --max_rounds_per_job when round `key` is not
   // in flight and `job` has the most rounds in flight it may.
-  absl::Status CheckRoundLimitLocked(const Job& job,
-                                     std::pair<int64_t, uint32_t> key) const
+  absl::Status CheckRoundLimitLocked(const JobState& job, RoundKey key) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // The second half of Contribute, once `decoded` (an error: a non-finite
-  // value) is known: counts and stores the contribution, or aborts the
-  // round. Sets *complete (and *merge_reserved) when the round is complete.
-  absl::Status AcceptLocked(const MemberId& member,
-                            const v1::LayerUpdate& update,
-                            std::pair<int64_t, uint32_t> key, uint64_t numel,
-                            const std::string& layer_name,
-                            absl::StatusOr<DecodedPayload>& decoded,
-                            std::unique_ptr<Round>* complete,
-                            int64_t* merge_reserved,
-                            std::vector<Delivery>* deliveries)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Returns decode reservation `bytes` taken by Contribute.
-  void ReleaseReservation(int64_t bytes);
-  // Records why round `key` of `job` was aborted, within the job's bound.
-  void RecordAbortLocked(Job& job, std::pair<int64_t, uint32_t> key,
-                         const absl::Status& reason)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Drops the rounds in flight of `job` (no rank can complete them).
-  void DropRoundsLocked(Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Aborts round (step, layer) of `job`: error to every live rank.
-  void AbortRoundLocked(Job& job, int64_t step, uint32_t layer,
-                        const absl::Status& reason,
+  void CountDuplicateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Returns decode reservation `bytes` taken by Admit.
+  void ReleaseReservation(int64_t bytes) ABSL_LOCKS_EXCLUDED(mutex_);
+  // Aborts round `key` of `job`: error to every live rank.
+  void AbortRoundLocked(JobState& job, RoundKey key, const absl::Status& reason,
                         std::vector<Delivery>* deliveries)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Frees merged updates every rank applied and forgets released rounds.
-  void ReleaseAppliedLocked(Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Ends job `job_id` when nothing keeps it (JobCanEnd).
   void MaybeDropJobLocked(const std::string& job_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void UpdateGaugesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   int64_t ActiveStreamsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Merges a complete round (outside the lock) and delivers it.
-  // `merge_reserved` is the MergeBytesBound taken for it.
-  void FinishRound(const std::string& job_id, int64_t step, uint32_t layer,
-                   std::unique_ptr<Round> round, int64_t merge_reserved);
+  // Sends each message; called without the lock.
   static void Deliver(std::vector<Delivery>& deliveries);
 
   const RegistryOptions options_;
-  AggregatorMetrics* const metrics_;
+  AggregatorMetrics& metrics_;
 
   mutable absl::Mutex mutex_;
-  std::map<std::string, std::unique_ptr<Job>> jobs_ ABSL_GUARDED_BY(mutex_);
-  int64_t bytes_held_ ABSL_GUARDED_BY(mutex_) = 0;
-  int64_t rounds_in_flight_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::map<std::string, std::unique_ptr<JobState>> jobs_
+      ABSL_GUARDED_BY(mutex_);
+  HeldTotals held_ ABSL_GUARDED_BY(mutex_);
   int64_t duplicates_ ABSL_GUARDED_BY(mutex_) = 0;
   bool accepting_joins_ ABSL_GUARDED_BY(mutex_) = true;
   // The generation the next created job gets (MemberId::job_generation).

@@ -74,13 +74,16 @@ absl::StatusOr<std::unique_ptr<AggregatorServer>> AggregatorServer::Start(
   registry_options.max_message_bytes = config.max_message_bytes;
   server->registry_ =
       std::make_unique<JobRegistry>(registry_options, server->metrics_.get());
+  ServiceOptions service_options;
+  service_options.max_stream_queue_bytes =
+      config.max_stream_queue_bytes > 0
+          ? config.max_stream_queue_bytes
+          : ReactorSink::DefaultMaxQueuedBytes(config.max_message_bytes);
+  service_options.merge_threads = MergeThreads(config);
   server->service_ = std::make_unique<AggregatorService>(
       server->registry_.get(),
       server->tokens_.has_value() ? &*server->tokens_ : nullptr,
-      server->metrics_.get(),
-      config.max_stream_queue_bytes > 0
-          ? config.max_stream_queue_bytes
-          : ReactorSink::DefaultMaxQueuedBytes(config.max_message_bytes));
+      server->metrics_.get(), service_options);
 
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       Credentials(config);
@@ -181,6 +184,10 @@ void AggregatorServer::Drain(std::optional<absl::Duration> timeout) {
   registry_->AbortAllRounds("the aggregator is shutting down (drain timeout)");
   stop_reaper_.Notify();
   if (reaper_.joinable()) reaper_.join();
+  // Shutdown waits for every stream to finish, and a stream whose update
+  // waits in the merge pool finishes only when that update is done: give
+  // the queued ones up (UNAVAILABLE: the workers reconnect and resend).
+  service_->StopWork();
   // Streams get a moment to flush what is queued, then are cancelled.
   server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
   if (health_server_ != nullptr) health_server_->Shutdown();
@@ -200,6 +207,7 @@ void AggregatorServer::Abandon() {
   }
   stop_reaper_.Notify();
   if (reaper_.joinable()) reaper_.join();
+  service_->StopWork();  // as in Drain
   server_->Shutdown(absl::ToChronoTime(absl::Now()));
   if (health_server_ != nullptr) {
     health_server_->Shutdown(absl::ToChronoTime(absl::Now()));

@@ -1,17 +1,21 @@
-// One Exchange stream (one worker, one shard): reads the Join and the layer
-// updates, hands them to the JobRegistry, and writes JoinAck, merged layers
-// and round errors back in order. One reactor per stream owns the stream's
-// state (grpc route_guide_callback_server style); the registry reaches the
-// stream only through a ReactorSink, which outlives the reactor safely.
+// One Exchange stream (one worker, one shard) on the gRPC callback API: the
+// bearer token check, then an ExchangeSession that reads the Join and the
+// layer updates and hands the updates to the MergePool. One reactor per
+// stream owns the stream's state (grpc route_guide_callback_server style);
+// the registry reaches the stream only through a ReactorSink, which outlives
+// the reactor safely. No callback here decodes, merges or encodes: those
+// block, and the callback API asks reactions not to.
 #ifndef ENTROGRAD_AGGREGATOR_SERVICE_EXCHANGE_REACTOR_H_
 #define ENTROGRAD_AGGREGATOR_SERVICE_EXCHANGE_REACTOR_H_
 
+#include <cstdint>
 #include <memory>
-#include <optional>
-#include <string>
 
+#include "aggregator/metrics/aggregator_metrics.h"
 #include "aggregator/rounds/job_registry.h"
 #include "aggregator/auth/token_store.h"
+#include "aggregator/service/exchange_session.h"
+#include "aggregator/service/merge_pool.h"
 #include "aggregator/service/reactor_sink.h"
 #include "entrograd/v1/aggregator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -20,18 +24,20 @@ namespace entrograd::aggregator {
 
 class ExchangeReactor
     : public grpc::ServerBidiReactor<v1::WorkerMessage, v1::AggregatorMessage>,
-      private StreamWriter {
+      private StreamWriter,
+      private StreamReader {
  public:
-  // `registry` and `tokens` (null: no authentication) must outlive the
-  // server. Checks the bearer token before reading anything. A worker that
-  // lets more than `max_stream_queue_bytes` of answers queue up is ended
-  // with RESOURCE_EXHAUSTED (ReactorSink).
+  // `registry`, `tokens` (null: no authentication), `metrics` and `pool`
+  // must outlive the server. Checks the bearer token before reading
+  // anything. A worker that lets more than `max_stream_queue_bytes` of
+  // answers queue up is ended with RESOURCE_EXHAUSTED (ReactorSink). Deletes
+  // itself in OnDone.
   ExchangeReactor(grpc::CallbackServerContext* context, JobRegistry* registry,
-                  const TokenStore* tokens, AggregatorMetrics* metrics,
-                  int64_t max_stream_queue_bytes);
+                  const TokenStore* tokens, AggregatorMetrics& metrics,
+                  MergePool* pool, int64_t max_stream_queue_bytes);
 
-  void OnReadDone(bool ok) override;
-  void OnWriteDone(bool ok) override;
+  void OnReadDone(bool ok) override { session_.OnReadDone(ok); }
+  void OnWriteDone(bool ok) override { sink_->WriteDone(ok); }
   void OnDone() override;
 
  private:
@@ -41,16 +47,13 @@ class ExchangeReactor
     StartWrite(message);
   }
   void FinishStream(const grpc::Status& status) override { Finish(status); }
-  // Each returns whether to keep reading (false once the stream finished).
-  bool HandleJoin(const v1::Join& join);
-  bool HandleLayerUpdate(const v1::LayerUpdate& update);
+  // StreamReader, for the session.
+  void StartMessageRead(v1::WorkerMessage* message) override {
+    StartRead(message);
+  }
 
-  JobRegistry* const registry_;
-  AggregatorMetrics* const metrics_;
-  std::shared_ptr<ReactorSink> sink_;
-  std::optional<std::string> authorized_job_;
-  std::optional<MemberId> member_;
-  v1::WorkerMessage request_;
+  const std::shared_ptr<ReactorSink> sink_;
+  ExchangeSession session_;
 };
 
 }  // namespace entrograd::aggregator

@@ -7,8 +7,9 @@ namespace entrograd::aggregator {
 
 // StartWrite and Finish are called after the mutex is released: gRPC may run
 // the resulting OnWriteDone on the calling thread, which takes the mutex
-// again. The writing_/finished_ flags, set under the mutex, keep at most one
-// write in flight and make Finish happen once, with no write pending.
+// again. The writing_/finished_ flags and the hold count, set under the
+// mutex, keep at most one write in flight and make Finish happen once, with
+// no write pending and no hold out.
 
 void ReactorSink::Send(std::shared_ptr<const v1::AggregatorMessage> message) {
   const v1::AggregatorMessage* to_write = nullptr;
@@ -22,10 +23,9 @@ void ReactorSink::Send(std::shared_ptr<const v1::AggregatorMessage> message) {
     const auto bytes = static_cast<int64_t>(message->ByteSizeLong());
     if (!queue_.empty() && queued_bytes_ + bytes > max_queued_bytes_) {
       EndSlowReaderLocked(bytes);
-      if (writing_) return;  // finished when the write in flight is done
-      finished_ = true;
-      finish = *finish_after_writes_;
-      writer = writer_;
+      // Finished once the write in flight is done and no hold is out.
+      finish = TakeFinishLocked();
+      if (!finish.has_value()) return;
     } else {
       queue_.push_back(std::move(message));
       sizes_.push_back(bytes);
@@ -33,8 +33,8 @@ void ReactorSink::Send(std::shared_ptr<const v1::AggregatorMessage> message) {
       if (writing_) return;
       writing_ = true;
       to_write = queue_.front().get();
-      writer = writer_;
     }
+    writer = writer_;
   }
   if (finish.has_value()) {
     writer->FinishStream(*finish);
@@ -65,24 +65,33 @@ void ReactorSink::EndSlowReaderLocked(int64_t refused_bytes) {
                    "; reconnect (the shard sends its answers again)"));
 }
 
+std::optional<grpc::Status> ReactorSink::TakeFinishLocked() {
+  if (finished_ || !finish_after_writes_.has_value() || writing_ ||
+      holds_ > 0 || writer_ == nullptr) {
+    return std::nullopt;
+  }
+  finished_ = true;
+  queue_.clear();
+  sizes_.clear();
+  queued_bytes_ = 0;
+  return finish_after_writes_;
+}
+
 void ReactorSink::Close(const absl::Status& status) {
+  std::optional<grpc::Status> finish;
   StreamWriter* writer = nullptr;
   {
     absl::MutexLock lock(&mutex_);
     if (writer_ == nullptr || finished_ || finish_after_writes_.has_value()) {
       return;
     }
-    if (writing_) {
-      finish_after_writes_ = ToGrpcStatus(status);
-      return;
-    }
-    finished_ = true;
-    queue_.clear();
-    sizes_.clear();
-    queued_bytes_ = 0;
+    finish_after_writes_ = ToGrpcStatus(status);
+    // Else finished after the write in flight, or at the last Release.
+    finish = TakeFinishLocked();
+    if (!finish.has_value()) return;
     writer = writer_;
   }
-  writer->FinishStream(ToGrpcStatus(status));
+  writer->FinishStream(*finish);
 }
 
 void ReactorSink::WriteDone(bool ok) {
@@ -106,24 +115,25 @@ void ReactorSink::WriteDone(bool ok) {
     writer = writer_;
     if (!ok) {
       // The stream broke. gRPC runs OnDone only after Finish, so the sink
-      // still finishes it here: otherwise a Close deferred behind this write
-      // would never finish the stream, the member would stay registered and
-      // server shutdown would wait forever.
+      // still finishes it (here, or at the last Release): otherwise a Close
+      // deferred behind this write would never finish the stream, the member
+      // would stay registered and server shutdown would wait forever.
       queue_.clear();
       sizes_.clear();
       queued_bytes_ = 0;
-      finished_ = true;
-      finish = finish_after_writes_.value_or(
-          grpc::Status(grpc::StatusCode::CANCELLED,
-                       "writing to the worker failed; the stream is closed"));
+      if (!finish_after_writes_.has_value()) {
+        finish_after_writes_ =
+            grpc::Status(grpc::StatusCode::CANCELLED,
+                         "writing to the worker failed; the stream is closed");
+      }
+      finish = TakeFinishLocked();
+      if (!finish.has_value()) return;
     } else if (!queue_.empty()) {
       writing_ = true;
       to_write = queue_.front().get();
-    } else if (finish_after_writes_.has_value()) {
-      finished_ = true;
-      finish = finish_after_writes_;
     } else {
-      return;
+      finish = TakeFinishLocked();
+      if (!finish.has_value()) return;
     }
   }
   if (to_write != nullptr) {
@@ -131,6 +141,29 @@ void ReactorSink::WriteDone(bool ok) {
   } else {
     writer->FinishStream(*finish);
   }
+}
+
+void ReactorSink::Hold() {
+  absl::MutexLock lock(&mutex_);
+  ++holds_;
+}
+
+void ReactorSink::Release() {
+  std::optional<grpc::Status> finish;
+  StreamWriter* writer = nullptr;
+  {
+    absl::MutexLock lock(&mutex_);
+    --holds_;
+    finish = TakeFinishLocked();
+    if (!finish.has_value()) return;
+    writer = writer_;
+  }
+  writer->FinishStream(*finish);
+}
+
+bool ReactorSink::Closing() {
+  absl::MutexLock lock(&mutex_);
+  return writer_ == nullptr || finished_ || finish_after_writes_.has_value();
 }
 
 void ReactorSink::Detach() {

@@ -16,6 +16,14 @@
 // always accepted into an empty queue, so a bound below max_message_bytes
 // cannot end every stream.
 //
+// Holds: while the stream's work on a message it read is queued or running
+// (MergePool), the session holds the sink, and the sink does not finish the
+// stream: a Close, a slow reader's end or a failed write waits, as behind a
+// write in flight, until the last hold is released. gRPC runs OnDone (which
+// deletes the reactor) only after Finish, so the holder may start the next
+// read from a pool thread, outside any reactor callback, without the reactor
+// being deleted under it.
+//
 // Thread safety: all methods are thread-safe.
 #ifndef ENTROGRAD_AGGREGATOR_SERVICE_REACTOR_SINK_H_
 #define ENTROGRAD_AGGREGATOR_SERVICE_REACTOR_SINK_H_
@@ -57,6 +65,16 @@ class ReactorSink : public StreamSink {
 
   // From the reactor's OnWriteDone: the front message is written.
   void WriteDone(bool ok);
+  // Keeps the stream from finishing until the matching Release (see
+  // "Holds" above). Holds nest.
+  void Hold();
+  // Ends a Hold; the last one finishes the stream when a finish waits and no
+  // write is in flight. The sink may call the writer's FinishStream, after
+  // which the reactor may be gone: touch nothing of it after Release.
+  void Release();
+  // Whether the stream is ending: closed, finished, or waiting to finish.
+  // Reading on from a closing stream is pointless.
+  bool Closing();
   // From the reactor's OnDone: the reactor is gone.
   void Detach();
 
@@ -72,6 +90,11 @@ class ReactorSink : public StreamSink {
   // finish for a Send of `refused_bytes` that did not fit.
   void EndSlowReaderLocked(int64_t refused_bytes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The status to finish the stream with now, when a finish waits and
+  // neither a write nor a hold is out (and marks the stream finished); else
+  // nullopt.
+  std::optional<grpc::Status> TakeFinishLocked()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   StreamWriter* writer_ ABSL_GUARDED_BY(mutex_);
   std::deque<std::shared_ptr<const v1::AggregatorMessage>> queue_
@@ -81,6 +104,7 @@ class ReactorSink : public StreamSink {
   std::deque<int64_t> sizes_ ABSL_GUARDED_BY(mutex_);
   int64_t queued_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
   bool writing_ ABSL_GUARDED_BY(mutex_) = false;
+  int holds_ ABSL_GUARDED_BY(mutex_) = 0;
   bool finished_ ABSL_GUARDED_BY(mutex_) = false;
   std::optional<grpc::Status> finish_after_writes_ ABSL_GUARDED_BY(mutex_);
 };

@@ -1,6 +1,7 @@
 #include "bench/aggregator_load/shard_process.h"
 
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -31,6 +32,9 @@ absl::StatusOr<std::unique_ptr<ShardProcess>> ShardProcess::Start(
                                    "--listen=127.0.0.1:0",
                                    "--metrics_listen=127.0.0.1:0"};
   args.insert(args.end(), flags.begin(), flags.end());
+  // A log left by an earlier run in the same directory would be read below
+  // before sh truncates it, and its port line taken for this shard's.
+  std::remove(log_path.c_str());
   absl::StatusOr<std::unique_ptr<launcher::ChildProcess>> child =
       launcher::ChildProcess::Spawn("/bin/sh", args);
   if (!child.ok()) return child.status();

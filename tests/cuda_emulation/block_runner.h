@@ -1,5 +1,5 @@
 // The CUDA execution model on one CPU thread, for the emulated build of the
-// kernels (ENTROGRAD_CUDA_EMULATION): the blocks of a grid run one after
+// kernels (entrograd_cuda_emulated): the blocks of a grid run one after
 // another, and the threads of a block run as user-space fibers that switch
 // only at barriers. So shared memory can be plain storage (one block at a
 // time), atomics are plain read-modify-writes (nothing preempts a fiber),

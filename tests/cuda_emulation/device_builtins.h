@@ -2,16 +2,11 @@
 // compiled as C++ on the emulator (block_runner.h): __shared__, barriers,
 // warp shuffles, integer and floating-point atomics, the bit-cast and
 // rounding intrinsics, and CUDA's min/max over mixed integer types. Only
-// what the entrograd kernels use, each with CUDA's exact results.
-// __half and __nv_bfloat16 are the real ones from cuda_fp16.h/cuda_bf16.h,
-// whose conversions also exist on the host.
+// what the entrograd kernels use, each with CUDA's exact results. Part of
+// the emulator's cuda_runtime.h (shim/), as they are part of CUDA's;
+// __half and __nv_bfloat16 are in shim/cuda_fp16.h and shim/cuda_bf16.h.
 #ifndef ENTROGRAD_TESTS_CUDA_EMULATION_DEVICE_BUILTINS_H_
 #define ENTROGRAD_TESTS_CUDA_EMULATION_DEVICE_BUILTINS_H_
-
-// First, so that they see CUDA's own definitions of the macros below.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdint>
@@ -27,11 +22,7 @@
 // shared memory it keeps whatever the previous block left; the kernels must
 // initialise it, as on a GPU.) `extern __shared__` (dynamic shared memory)
 // becomes `extern static` and does not compile: not emulated.
-#undef __shared__
 #define __shared__ static
-#ifndef __launch_bounds__
-#define __launch_bounds__(...)
-#endif
 
 // A compiler barrier too: no value read from shared memory before the call
 // is reused after it.

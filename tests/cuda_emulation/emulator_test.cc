@@ -3,15 +3,18 @@
 // emulator checks (every thread at every barrier, a __syncthreads() between
 // two uses of a scan's storage, launch shapes, memory ranges) fail the way
 // the emulator promises. The kernels here are small and written as CUDA.
+// They include CUDA's header names, as the kernels do: the emulator's
+// include path (shim/) supplies its own.
+#include <cuda_runtime.h>
+#include <thrust/iterator/counting_iterator.h>
+
 #include <cstdint>
 #include <cstring>
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <numeric>
 #include <vector>
 
-#include "cuda_emulation/cub_block_scan.h"
-#include "cuda_emulation/cub_device_select.h"
-#include "cuda_emulation/cuda_emulation.h"
-#include "cuda_emulation/thrust_counting_iterator.h"
 #include "gtest/gtest.h"
 
 namespace entrograd::cuda_emulation {
@@ -78,6 +81,22 @@ TEST(EmulatorTest, ArgumentsAreConvertedAndCopiedPerThread) {
   std::vector<uint64_t> out(64);
   ASSERT_EQ(LaunchNow(ChangeOwnArgument, 1, 64, 1000, out.data()), cudaSuccess);
   for (uint64_t t = 0; t < 64; ++t) EXPECT_EQ(out[t], 1000 + t);
+}
+
+// The kernels launch through CUDA's own cudaLaunchKernelEx, which the shim's
+// cuda_runtime.h runs on the emulator; what it cannot emulate it refuses.
+TEST(EmulatorTest, LaunchKernelExRunsTheKernelAndRefusesDynamicSharedMemory) {
+  std::vector<uint64_t> out(32);
+  cudaLaunchConfig_t config = {};
+  config.gridDim = 1;
+  config.blockDim = 32;
+  ASSERT_EQ(cudaLaunchKernelEx(&config, ChangeOwnArgument, 7, out.data()),
+            cudaSuccess);
+  for (uint64_t t = 0; t < 32; ++t) EXPECT_EQ(out[t], 7 + t);
+  config.dynamicSmemBytes = 1024;
+  EXPECT_EQ(cudaLaunchKernelEx(&config, ChangeOwnArgument, 7, out.data()),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
 }
 
 // --- Barriers and shared memory. ---------------------------------------------

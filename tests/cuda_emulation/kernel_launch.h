@@ -1,6 +1,7 @@
-// Launch: the emulator's kernel<<<grid, block, 0, stream>>>(args...). The
-// kernel runs to the end before Launch returns (a stream is a queue that is
-// always empty), which every stream-ordered program accepts.
+// Launch: the emulator's kernel<<<grid, block, 0, stream>>>(args...), behind
+// the shim's cudaLaunchKernelEx (shim/cuda_runtime.h). The kernel runs to
+// the end before Launch returns (a stream is a queue that is always empty),
+// which every stream-ordered program accepts.
 #ifndef ENTROGRAD_TESTS_CUDA_EMULATION_KERNEL_LAUNCH_H_
 #define ENTROGRAD_TESTS_CUDA_EMULATION_KERNEL_LAUNCH_H_
 

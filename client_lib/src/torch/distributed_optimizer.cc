@@ -7,7 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "entrograd/keep_count.h"
 #include "entrograd/layer_compressor.h"
 #include "torch/momentum_sgd.h"
@@ -41,6 +43,21 @@ torch::Tensor CpuFloat(const torch::Tensor& tensor) {
   return tensor.detach().to(torch::kCPU, torch::kFloat32).contiguous();
 }
 
+// Every Step() after a failed one returns this refusal of `failure`: the
+// failed step may have applied some layers and not others, and its rounds
+// are spent, so the replicas could no longer be kept identical. The payload
+// marks a refusal, so that it is not wrapped again.
+constexpr absl::string_view kRefusalPayload =
+    "type.entrograd/DistributedOptimizer.StepRefused";
+absl::Status RefusalAfter(const absl::Status& failure) {
+  if (failure.GetPayload(kRefusalPayload).has_value()) return failure;
+  absl::Status refusal = absl::FailedPreconditionError(absl::StrCat(
+      "an earlier Step() failed (", failure.ToString(),
+      "); the optimizer takes no further steps: restart from a checkpoint"));
+  refusal.SetPayload(kRefusalPayload, absl::Cord());
+  return refusal;
+}
+
 // The checkpoint keys of layer `index`'s state.
 std::string ResidualKey(size_t index) { return absl::StrCat("residual_", index); }
 std::string VelocityKey(size_t index) { return absl::StrCat("velocity_", index); }
@@ -55,7 +72,11 @@ struct DistributedOptimizer::Layer {
   torch::Tensor parameter;
   int64_t numel = 0;
   std::unique_ptr<LayerCompressor> compressor;
+  // The autograd hook's handle; valid only when hook_registered (a Create
+  // that fails returns before registering any, and LibTorch throws on
+  // removing a hook that is not there).
   unsigned hook = 0;
+  bool hook_registered = false;
   // B: with momentum correction, the momentum buffer of a layer sent whole
   // (ALGORITHM.md 7), flat, on the parameter's device; undefined otherwise.
   torch::Tensor momentum_buffer;
@@ -90,7 +111,9 @@ DistributedOptimizer::DistributedOptimizer(
     : options_(options), client_(client), step_(first_step) {}
 
 DistributedOptimizer::~DistributedOptimizer() {
-  for (auto& layer : layers_) layer->parameter.remove_hook(layer->hook);
+  for (auto& layer : layers_) {
+    if (layer->hook_registered) layer->parameter.remove_hook(layer->hook);
+  }
 }
 
 absl::StatusOr<std::unique_ptr<DistributedOptimizer>>
@@ -124,6 +147,13 @@ DistributedOptimizer::Create(
       new DistributedOptimizer(options, client, first_step));
   for (size_t index = 0; index < parameters.size(); ++index) {
     const auto& [name, tensor] = parameters[index];
+    if (!tensor.requires_grad()) {
+      // It would get no hook and no gradient, and LibTorch refuses the hook.
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameter \"", name,
+          "\" does not require a gradient; pass only the parameters being "
+          "trained, in the same order on every rank"));
+    }
     if (tensor.scalar_type() != torch::kFloat32) {
       return absl::InvalidArgumentError(absl::StrCat(
           "parameter \"", name, "\" is ", c10::toString(tensor.scalar_type()),
@@ -151,8 +181,10 @@ DistributedOptimizer::Create(
   // Hooks last: they capture the optimizer, which is complete now.
   DistributedOptimizer* raw = optimizer.get();
   for (size_t index = 0; index < raw->layers_.size(); ++index) {
-    raw->layers_[index]->hook = raw->layers_[index]->parameter.register_hook(
+    Layer& layer = *raw->layers_[index];
+    layer.hook = layer.parameter.register_hook(
         [raw, index](torch::Tensor gradient) { raw->OnGradient(index, gradient); });
+    layer.hook_registered = true;
   }
   return optimizer;
 } catch (const c10::Error& error) {
@@ -221,20 +253,19 @@ absl::Status DistributedOptimizer::CompressAndSend(
 }
 
 absl::Status DistributedOptimizer::Step() {
+  absl::Status status;
   try {
-    absl::Status status = StepImpl();
-    if (!status.ok()) {
-      std::lock_guard<std::mutex> lock(error_mutex_);
-      if (first_error_.ok()) first_error_ = status;
-    }
-    return status;
+    status = StepImpl();
   } catch (const c10::Error& error) {
-    absl::Status status = absl::InternalError(
+    status = absl::InternalError(
         absl::StrCat("LibTorch: ", error.what_without_backtrace()));
-    std::lock_guard<std::mutex> lock(error_mutex_);
-    if (first_error_.ok()) first_error_ = status;
-    return status;
   }
+  if (!status.ok()) {
+    // Returned as it is this once (a hook's error too); refused from now on.
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    first_error_ = RefusalAfter(status);
+  }
+  return status;
 }
 
 absl::Status DistributedOptimizer::StepImpl() {
@@ -329,7 +360,10 @@ absl::Status DistributedOptimizer::StepImpl() {
       if (!status.ok()) return status;
       dense = dense.view(parameter.sizes()).to(parameter.device());
       if (plain_sgd) {
-        parameter.sub_(dense, options_.learning_rate);
+        // lr * merged is a tensor of its own, never sub_'s alpha, which
+        // vectorised code fuses into a multiply-add: the same bits as the
+        // loop above, whatever the parameter's memory layout.
+        parameter.sub_(dense.mul(options_.learning_rate));
       } else {
         parameter.mutable_grad() = dense;
       }
@@ -402,6 +436,15 @@ absl::Status DistributedOptimizer::LoadState(const std::string& path) try {
     SavedLayer& state = saved[index];
     archive.read(ResidualKey(index), state.residual);
     archive.read(VelocityKey(index), state.velocity);
+    for (const auto& [key, tensor] :
+         {std::make_pair(ResidualKey(index), &state.residual),
+          std::make_pair(VelocityKey(index), &state.velocity)}) {
+      if (tensor->scalar_type() != torch::kFloat32) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": ", key, " of \"", layer.name, "\" is ",
+            c10::toString(tensor->scalar_type()), "; expected Float"));
+      }
+    }
     if (state.residual.numel() != layer.numel) {
       return absl::InvalidArgumentError(absl::StrCat(
           path, ": residual of \"", layer.name, "\" has ",

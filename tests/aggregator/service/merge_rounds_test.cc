@@ -7,8 +7,8 @@
 #include <random>
 #include <thread>
 
+#include "absl/base/casts.h"
 #include "service_fixture.h"
-#include "support/float_bits.h"
 #include "support/status_matchers.h"
 
 namespace entrograd::testing {
@@ -72,7 +72,8 @@ std::map<std::pair<int64_t, uint32_t>, std::string> RunSteps(
             ReferenceMergeDense(updates[merged.layer_index()]);
         EXPECT_EQ(got.size(), want.size());
         for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
-          if (Bits(got[i]) != Bits(want[i])) {
+          if (absl::bit_cast<uint32_t>(got[i]) !=
+              absl::bit_cast<uint32_t>(want[i])) {
             ADD_FAILURE() << "step " << step << " layer " << merged.layer_index()
                           << " index " << i << ": " << got[i] << " vs " << want[i];
             break;
@@ -104,6 +105,21 @@ TEST_F(AggregatorServiceTest, ArrivalOrderDoesNotChangeASingleBit) {
   auto second = RunSteps(this, [this](const JoinSpec& s) { return Joined(s); }, 3, 99);
   ASSERT_EQ(first.size(), 3 * kLayers.size());
   EXPECT_EQ(first, second);
+}
+
+// Which merge pool thread merges a round, and how many merge at once, must
+// never reach the bytes.
+TEST_F(AggregatorServiceTest, TheMergePoolsSizeDoesNotChangeASingleBit) {
+  aggregator::AggregatorConfig config = TestConfig();
+  config.merge_threads = 1;
+  StartServer(config);
+  auto one = RunSteps(this, [this](const JoinSpec& s) { return Joined(s); }, 3, 7);
+  server_.reset();
+  config.merge_threads = 4;
+  StartServer(config);
+  auto four = RunSteps(this, [this](const JoinSpec& s) { return Joined(s); }, 3, 7);
+  ASSERT_EQ(one.size(), 3 * kLayers.size());
+  EXPECT_EQ(one, four);
 }
 
 TEST_F(AggregatorServiceTest, ConcurrentSendersGetTheSameBytes) {

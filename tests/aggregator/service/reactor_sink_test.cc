@@ -1,7 +1,7 @@
 // ReactorSink's ordering rules against a recording StreamWriter: one write in
-// flight, Finish exactly once with no write pending, and Finish on every
-// path, a failed write included (gRPC runs OnDone, and so Leave and server
-// shutdown, only after Finish).
+// flight, Finish exactly once with no write pending and no hold out, and
+// Finish on every path, a failed write included (gRPC runs OnDone, and so
+// Leave and server shutdown, only after Finish).
 #include "aggregator/service/reactor_sink.h"
 
 #include <memory>
@@ -162,6 +162,79 @@ TEST(ReactorSinkTest, OneMessageAlwaysFitsAnEmptyQueue) {
   sink.WriteDone(true);
   sink.Send(MergedOfSize(1, 1000));
   EXPECT_EQ(writer.writes.size(), 2u);
+  EXPECT_TRUE(writer.finishes.empty());
+}
+
+// --- Holds: a stream's update in the merge pool keeps it open ---
+
+// The update is queued or running while the rank is replaced: the stream
+// must not finish (gRPC would then run OnDone and delete the reactor) until
+// the pool task releases it, and then exactly once.
+TEST(ReactorSinkTest, CloseDuringAHoldFinishesAtTheLastRelease) {
+  RecordingWriter writer;
+  ReactorSink sink(&writer, kNoBound);
+  sink.Hold();
+  sink.Hold();  // the task started the next read, whose update is queued
+  sink.Close(absl::AbortedError("replaced"));
+  EXPECT_TRUE(sink.Closing());
+  EXPECT_TRUE(writer.finishes.empty()) << "finished under a hold";
+  sink.Release();
+  EXPECT_TRUE(writer.finishes.empty()) << "finished under the second hold";
+  sink.Release();
+  ASSERT_EQ(writer.finishes.size(), 1u);
+  EXPECT_EQ(writer.finishes[0].error_code(), grpc::StatusCode::ABORTED);
+}
+
+// Writes and holds both defer the finish: it comes when the last of them
+// ends, whichever that is.
+TEST(ReactorSinkTest, AFinishWaitsForBothTheWriteInFlightAndTheHold) {
+  RecordingWriter writer;
+  ReactorSink sink(&writer, kNoBound);
+  sink.Send(Merged(1));
+  sink.Hold();
+  sink.Close(absl::OkStatus());
+  sink.Release();
+  EXPECT_TRUE(writer.finishes.empty()) << "Finish with a write pending";
+  sink.WriteDone(true);
+  EXPECT_EQ(writer.finishes.size(), 1u);
+
+  RecordingWriter writer2;
+  ReactorSink sink2(&writer2, kNoBound);
+  sink2.Send(Merged(1));
+  sink2.Hold();
+  sink2.Close(absl::OkStatus());
+  sink2.WriteDone(true);
+  EXPECT_TRUE(writer2.finishes.empty()) << "Finish under a hold";
+  sink2.Release();
+  EXPECT_EQ(writer2.finishes.size(), 1u);
+}
+
+// A write fails while the pool works on the stream's update: the failure's
+// finish waits for the hold too, and comes (CANCELLED) when it is released,
+// so a broken stream still finishes and shutdown cannot hang on it.
+TEST(ReactorSinkTest, AFailedWriteUnderAHoldFinishesAtTheRelease) {
+  RecordingWriter writer;
+  ReactorSink sink(&writer, kNoBound);
+  sink.Send(Merged(1));
+  sink.Hold();
+  sink.WriteDone(false);
+  EXPECT_TRUE(writer.finishes.empty());
+  EXPECT_TRUE(sink.Closing()) << "reading on is pointless";
+  sink.Send(Merged(2));  // the task's RoundError: dropped
+  sink.Release();
+  ASSERT_EQ(writer.finishes.size(), 1u);
+  EXPECT_EQ(writer.finishes[0].error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_EQ(writer.writes.size(), 1u);
+}
+
+TEST(ReactorSinkTest, AHoldWithoutAFinishChangesNothing) {
+  RecordingWriter writer;
+  ReactorSink sink(&writer, kNoBound);
+  sink.Hold();
+  sink.Send(Merged(1));
+  EXPECT_EQ(writer.writes.size(), 1u) << "holds do not delay writes";
+  sink.Release();
+  EXPECT_FALSE(sink.Closing());
   EXPECT_TRUE(writer.finishes.empty());
 }
 

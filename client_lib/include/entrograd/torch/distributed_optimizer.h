@@ -94,8 +94,9 @@ class DistributedOptimizer {
   // order); float32. `client` (not owned) must have joined with
   // LayerTableOf(parameters) and must outlive the optimizer. `first_step` is
   // the step the next backward belongs to (the checkpoint's step on resume).
-  // Errors: INVALID_ARGUMENT (options, non-float32 or empty parameters,
-  // missing inner optimizer).
+  // Errors: INVALID_ARGUMENT (options, non-float32 or empty parameters, a
+  // frozen parameter (requires_grad false), missing inner optimizer), naming
+  // the parameter or option; no hook is left registered.
   static absl::StatusOr<std::unique_ptr<DistributedOptimizer>> Create(
       const std::vector<std::pair<std::string, torch::Tensor>>& parameters,
       const DistributedOptimizerOptions& options, Client* client,
@@ -122,8 +123,8 @@ class DistributedOptimizer {
   absl::Status SaveState(const std::string& path) const;
   // Restores what SaveState wrote. Errors: INVALID_ARGUMENT when the file
   // does not load or does not match these parameters and options (layer
-  // count, sizes, non-finite values, a nonzero residual or velocity of a
-  // layer sent whole), and when it lacks a momentum buffer these options
+  // count, sizes, non-float32 or non-finite values, a nonzero residual or
+  // velocity of a layer sent whole), and when it lacks a momentum buffer these options
   // need (naming the key and the parameter: a checkpoint written before
   // layers sent whole kept one, or under other options) or holds one they do
   // not. On error nothing changes.
@@ -144,7 +145,9 @@ class DistributedOptimizer {
   int64_t step_;
   StepTiming last_timing_;
   std::mutex error_mutex_;
-  absl::Status first_error_;  // a hook's failure, reported by Step()
+  // A hook's failure, reported by Step(); after a failed Step, the
+  // FAILED_PRECONDITION refusal (quoting the failure) every later Step gets.
+  absl::Status first_error_;
 };
 
 }  // namespace entrograd

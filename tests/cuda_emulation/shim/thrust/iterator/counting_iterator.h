@@ -1,7 +1,7 @@
 // thrust::counting_iterator on the emulator: a random-access iterator over
 // start, start + 1, ... (what cub::DeviceSelect reads indices from).
-#ifndef ENTROGRAD_TESTS_CUDA_EMULATION_THRUST_COUNTING_ITERATOR_H_
-#define ENTROGRAD_TESTS_CUDA_EMULATION_THRUST_COUNTING_ITERATOR_H_
+#ifndef ENTROGRAD_TESTS_CUDA_EMULATION_SHIM_THRUST_ITERATOR_COUNTING_ITERATOR_H_
+#define ENTROGRAD_TESTS_CUDA_EMULATION_SHIM_THRUST_ITERATOR_COUNTING_ITERATOR_H_
 
 #include <cstddef>
 #include <iterator>
@@ -48,4 +48,4 @@ class counting_iterator {
 
 }  // namespace thrust
 
-#endif  // ENTROGRAD_TESTS_CUDA_EMULATION_THRUST_COUNTING_ITERATOR_H_
+#endif  // ENTROGRAD_TESTS_CUDA_EMULATION_SHIM_THRUST_ITERATOR_COUNTING_ITERATOR_H_

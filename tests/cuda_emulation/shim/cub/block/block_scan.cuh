@@ -4,8 +4,8 @@
 // that a __syncthreads() separates two uses of one TempStorage is checked:
 // breaking it fails the launch (on a GPU it is a race that may or may not
 // show).
-#ifndef ENTROGRAD_TESTS_CUDA_EMULATION_CUB_BLOCK_SCAN_H_
-#define ENTROGRAD_TESTS_CUDA_EMULATION_CUB_BLOCK_SCAN_H_
+#ifndef ENTROGRAD_TESTS_CUDA_EMULATION_SHIM_CUB_BLOCK_BLOCK_SCAN_CUH_
+#define ENTROGRAD_TESTS_CUDA_EMULATION_SHIM_CUB_BLOCK_BLOCK_SCAN_CUH_
 
 #include <cstdint>
 #include <string>
@@ -75,4 +75,4 @@ class BlockScan {
 
 }  // namespace cub
 
-#endif  // ENTROGRAD_TESTS_CUDA_EMULATION_CUB_BLOCK_SCAN_H_
+#endif  // ENTROGRAD_TESTS_CUDA_EMULATION_SHIM_CUB_BLOCK_BLOCK_SCAN_CUH_

@@ -3,8 +3,8 @@
 // run at the call. The scratch it is given is checked for size and filled
 // with a pattern, as the real pass would overwrite it, so that scratch
 // overlapping live data shows.
-#ifndef ENTROGRAD_TESTS_CUDA_EMULATION_CUB_DEVICE_SELECT_H_
-#define ENTROGRAD_TESTS_CUDA_EMULATION_CUB_DEVICE_SELECT_H_
+#ifndef ENTROGRAD_TESTS_CUDA_EMULATION_SHIM_CUB_DEVICE_DEVICE_SELECT_CUH_
+#define ENTROGRAD_TESTS_CUDA_EMULATION_SHIM_CUB_DEVICE_DEVICE_SELECT_CUH_
 
 #include <cuda_runtime_api.h>
 
@@ -64,4 +64,4 @@ struct DeviceSelect {
 
 }  // namespace cub
 
-#endif  // ENTROGRAD_TESTS_CUDA_EMULATION_CUB_DEVICE_SELECT_H_
+#endif  // ENTROGRAD_TESTS_CUDA_EMULATION_SHIM_CUB_DEVICE_DEVICE_SELECT_CUH_
