@@ -2,7 +2,7 @@
 """Chaos soak: W entrograd-worker ranks train the Fashion-MNIST CNN through S
 aggregator shards while the shards are SIGKILLed and restarted at random
 points; the final weights must be bitwise equal to an uninterrupted run with
-the same seed (DESIGN.md "Stateless aggregator, nothing lost").
+the same seed (docs/DESIGN.md "Stateless aggregator, nothing lost").
 
 Two runs with the same flags and seed: a reference run with no kills, then
 the chaos run. Shards listen on fixed loopback ports, chosen free at start,

@@ -1,4 +1,4 @@
-// Bearer tokens (DESIGN.md "Security"): a token grants one job, or every job
+// Bearer tokens (docs/DESIGN.md "Security"): a token grants one job, or every job
 // when it is the shared token. Checked on the stream's metadata before any
 // state is touched; the health service needs none.
 //

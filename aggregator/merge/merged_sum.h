@@ -11,7 +11,7 @@
 namespace entrograd::aggregator::merge_internal {
 
 // Finite inputs can still sum past FLT_MAX; such a round is rejected rather
-// than sending Inf to every rank (DESIGN.md: NaN/Inf never reaches others).
+// than sending Inf to every rank (docs/DESIGN.md "Failure is loud and bounded": NaN/Inf never reaches others).
 inline absl::Status SumOverflowError(uint64_t index) {
   return absl::InvalidArgumentError(absl::StrCat(
       "merged sum at index ", index, " overflows float32; round rejected"));

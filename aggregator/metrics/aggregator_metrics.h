@@ -1,4 +1,4 @@
-// Prometheus metrics of the aggregator (DESIGN.md "Metrics"): wire and
+// Prometheus metrics of the aggregator (docs/DESIGN.md "Metrics"): wire and
 // dense-equivalent bytes per direction (bytes saved and the compression ratio
 // are PromQL over them), rounds by outcome, round and merge durations, active
 // streams, rounds in flight, duplicates, rejects by reason, bytes held.

@@ -1,5 +1,5 @@
 // JobRegistry: the aggregator's whole state, which is only the rounds in
-// flight (DESIGN.md "Stateless aggregator"). Jobs appear on their first Join
+// flight (docs/DESIGN.md "Stateless aggregator, nothing lost"). Jobs appear on their first Join
 // and vanish when their last stream leaves with no round in flight.
 //
 // A round is (job, step, layer). It completes when every rank of the job has

@@ -5,7 +5,7 @@
 // down, so its packets vanish as on a pulled cable (no RST, no ICMP).
 //
 // - A worker cut off: the others get ABORTED naming its rank within
-//   round_timeout + 1 s (DESIGN.md "Failure is loud and bounded").
+//   round_timeout + 1 s (docs/DESIGN.md "Failure is loud and bounded").
 // - A shard cut off for longer than its keepalive, then healed: the shard
 //   drops the silent streams, the workers' next packets after the heal meet
 //   a closed connection, they reconnect and resend, and training ends with

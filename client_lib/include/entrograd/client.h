@@ -1,5 +1,5 @@
 // entrograd::Client: a training worker's connection to the aggregator shards
-// (DESIGN.md "Semantics that must hold"). One bidirectional Exchange stream
+// (docs/DESIGN.md "Semantics that must hold"). One bidirectional Exchange stream
 // per shard; each layer (or each part of a large one, see
 // ClientOptions::partition_bytes) goes to the shard the ShardMap picks for
 // (job, layer). Layers are sent as soon as they are compressed and merged layers

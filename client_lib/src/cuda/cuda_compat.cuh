@@ -17,8 +17,8 @@ namespace cuda {
 namespace internal {
 
 // kernel<<<grid, block, 0, stream>>>(args...), returning the launch error.
-// The error is also taken out of cudaGetLastError, as the launchers did
-// after each <<<...>>>, so that it is reported once, here.
+// The error is also taken out of cudaGetLastError, so that a failed launch
+// is reported once, here, and not again by the next CUDA call.
 // cudaLaunchKernelEx (CUDA 12+) converts the arguments to the kernel's
 // parameter types as <<<...>>> does.
 template <typename... Params, typename... Args>

@@ -218,7 +218,7 @@ TEST_F(SmallMessageRegistryTest, MergedUpdateTooLargeAbortsTheRoundForAll) {
   EXPECT_EQ(registry_.BytesHeld(), 0);
 }
 
-// --- Memory the quota must see (issue 12 item 2) ---
+// --- Memory the quota must see ---
 
 class QuotaRegistryTest : public JobRegistryTest {
  protected:
@@ -369,7 +369,7 @@ TEST_F(QuotaRegistryTest, TheLastStreamLeavingEndsTheJobAndItsRounds) {
   EXPECT_EQ(registry_.BytesHeld(), 0);
 }
 
-// --- Untrusted layer names (issue 12 item 3) ---
+// --- Untrusted layer names ---
 
 TEST_F(JobRegistryTest, LayerNamesAreBoundedAndPrintable) {
   const std::vector<std::pair<std::string, std::string>> bad = {
@@ -415,7 +415,7 @@ TEST_F(JobRegistryTest, ErrorsDoNotEchoLayerNamesInFull) {
   EXPECT_THAT(refused.message(), HasSubstr("bytes)"));
 }
 
-// --- Rank takeover (issue 12 item 6) ---
+// --- Rank takeover ---
 
 // A token holder joining with a huge incarnation would replace the rank
 // and lock out every restart of the real process (whose incarnation is its

@@ -66,7 +66,7 @@ TEST(ReactorSinkTest, CloseDuringAWriteFinishesAfterTheQueueDrains) {
   EXPECT_EQ(writer.writes.size(), 2u);
 }
 
-// The hang of issue 12 item 1: the worker half-closed (Close deferred behind
+// A shutdown hang once came from this: the worker half-closed (Close deferred behind
 // the in-flight write), then the write failed. The stream must still finish.
 TEST(ReactorSinkTest, ADeferredCloseStillFinishesWhenTheWriteFails) {
   RecordingWriter writer;

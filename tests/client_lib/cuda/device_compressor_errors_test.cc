@@ -2,7 +2,7 @@
 // overflows, null pointers, k out of range, calls out of order, workspaces
 // that are too small. Each error must have the CPU reference's code (naming
 // the same element where the CPU names one) and leave G and V bitwise as
-// they were (DESIGN.md: bad input changes no state). Without a CUDA device
+// they were (docs/DESIGN.md "Bad input changes no state"). Without a CUDA device
 // every test skips.
 #include <algorithm>
 #include <cstdint>

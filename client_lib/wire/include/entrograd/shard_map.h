@@ -1,5 +1,5 @@
 // Which aggregator shard owns a layer: a consistent hash of (job, layer) over
-// an ordered shard list that every worker of a job shares (DESIGN.md
+// an ordered shard list that every worker of a job shares (docs/DESIGN.md
 // "Sharding"). Rendezvous (highest random weight) hashing: each layer goes to
 // the shard with the highest hash of (job, layer, shard position), so adding
 // or removing a shard moves only the layers it gains or loses, and replicas

@@ -1,5 +1,5 @@
 // Serves GET /metrics of a prometheus-cpp registry over HTTP on its own
-// port, beside the gRPC port (DESIGN.md "Metrics"). Shared by the aggregator
+// port, beside the gRPC port (docs/DESIGN.md "Metrics"). Shared by the aggregator
 // and the client library.
 //
 // Thread safety: Start is thread-safe; the server scrapes the registry on its
