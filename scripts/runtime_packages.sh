@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints, one per line, the Debian packages that hold the shared libraries
 # the given binaries load (ldd), so that a runtime image installs only those
-# (aggregator/Dockerfile, workers/Dockerfile). Fails if a library is not
+# (deploy/docker/Dockerfile). Fails if a library is not
 # found or belongs to no package.
 #   bash scripts/runtime_packages.sh BINARY...
 set -euo pipefail

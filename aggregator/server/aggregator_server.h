@@ -39,6 +39,9 @@ class AggregatorServer {
   // The plaintext health-only port; 0 when config.health_listen is empty.
   int health_port() const { return health_port_; }
   JobRegistry& registry() { return *registry_; }
+  // What /metrics serves; there also when metrics_listen is empty, so that
+  // tests can read the counters in process.
+  prometheus::Registry& metrics_registry() { return *metrics_registry_; }
 
   // Graceful stop: health NOT_SERVING, no new Joins, rounds in flight get
   // until `timeout` (the config's drain_timeout by default) to finish, the

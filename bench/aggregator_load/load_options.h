@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "entrograd/compression_options.h"
 
 namespace entrograd::bench {
 
@@ -29,9 +30,9 @@ struct LoadOptions {
   // (important coordinates agree across ranks, as in real training); the
   // rest are the rank's own.
   double shared_fraction = 0.5;
-  // Layers with fewer elements are sent dense, as the worker's
-  // --dense_below does.
-  uint64_t dense_below = 1000;
+  // Layers with fewer elements are sent dense, as the library's
+  // CompressionOptions::dense_below (the worker's --dense_below) does.
+  uint64_t dense_below = CompressionOptions{}.dense_below;
   // Distinct payloads per (job, rank, layer), replayed in turn over the
   // steps: generated before the clock starts so the generator's own CPU
   // goes to gRPC, not to random numbers.

@@ -6,11 +6,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
+#include "workers/run_format/json_double.h"
 
 namespace entrograd::bench {
 
 namespace {
+
+using run_format::DumpJson;
+using run_format::Json;
+using run_format::JsonDouble;
 
 const ShardReading& Last(const LoadReport& report, int shard) {
   return report.samples.back().shards[shard];
@@ -49,54 +53,40 @@ int64_t ShardErrors(const LoadReport& report, int shard) {
          (report.shard_exits[shard] == "exited with status 0" ? 0 : 1);
 }
 
-std::string Number(double value) { return absl::StrFormat("%.6g", value); }
-
-std::string Quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += absl::StrFormat("\\u%04x", c);
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string ShardJson(const LoadReport& report, int shard) {
-  std::vector<std::string> times;
-  std::vector<std::string> peaks;
-  std::vector<std::string> rss;
+Json ShardJson(const LoadReport& report, int shard) {
+  Json times = Json::array();
+  Json peaks = Json::array();
+  Json rss = Json::array();
   for (const ShardSampler::Sample& sample : report.samples) {
-    times.push_back(Number(sample.seconds));
-    peaks.push_back(absl::StrCat(sample.shards[shard].peak_rss_bytes));
-    rss.push_back(absl::StrCat(sample.shards[shard].rss_bytes));
+    times.push_back(JsonDouble(sample.seconds));
+    peaks.push_back(sample.shards[shard].peak_rss_bytes);
+    rss.push_back(sample.shards[shard].rss_bytes);
   }
   const ShardReading& last = Last(report, shard);
   const ShardReading& base = report.baseline[shard];
-  return absl::StrCat(
-      "{\"address\":", Quoted(report.shard_addresses[shard]),
-      ",\"rounds_completed\":", Number(last.rounds_completed - base.rounds_completed),
-      ",\"rounds_per_second\":", Number(RoundsPerSecond(report, shard)),
-      ",\"uplink_wire_bytes\":", Number(last.uplink_wire_bytes - base.uplink_wire_bytes),
-      ",\"downlink_wire_bytes\":",
-      Number(last.downlink_wire_bytes - base.downlink_wire_bytes),
-      ",\"bytes_per_second\":", Number(BytesPerSecond(report, shard)),
-      ",\"rounds_aborted\":", Number(last.rounds_aborted),
-      ",\"rounds_rejected\":", Number(last.rounds_rejected),
-      ",\"rejects\":", Number(last.rejects),
-      ",\"duplicates\":", Number(last.duplicates),
-      ",\"errors\":", ShardErrors(report, shard),
-      ",\"exit\":", Quoted(report.shard_exits[shard]),
-      ",\"peak_rss_bytes_connected\":", base.peak_rss_bytes,
-      ",\"peak_rss_bytes_quarter\":", At(report, shard, 0.25).peak_rss_bytes,
-      ",\"peak_rss_bytes_end\":", last.peak_rss_bytes,
-      ",\"sample_seconds\":[", absl::StrJoin(times, ","), "]",
-      ",\"peak_rss_bytes\":[", absl::StrJoin(peaks, ","), "]",
-      ",\"rss_bytes\":[", absl::StrJoin(rss, ","), "]}");
+  Json json;
+  json["address"] = report.shard_addresses[shard];
+  json["rounds_completed"] =
+      JsonDouble(last.rounds_completed - base.rounds_completed);
+  json["rounds_per_second"] = JsonDouble(RoundsPerSecond(report, shard));
+  json["uplink_wire_bytes"] =
+      JsonDouble(last.uplink_wire_bytes - base.uplink_wire_bytes);
+  json["downlink_wire_bytes"] =
+      JsonDouble(last.downlink_wire_bytes - base.downlink_wire_bytes);
+  json["bytes_per_second"] = JsonDouble(BytesPerSecond(report, shard));
+  json["rounds_aborted"] = JsonDouble(last.rounds_aborted);
+  json["rounds_rejected"] = JsonDouble(last.rounds_rejected);
+  json["rejects"] = JsonDouble(last.rejects);
+  json["duplicates"] = JsonDouble(last.duplicates);
+  json["errors"] = ShardErrors(report, shard);
+  json["exit"] = report.shard_exits[shard];
+  json["peak_rss_bytes_connected"] = base.peak_rss_bytes;
+  json["peak_rss_bytes_quarter"] = At(report, shard, 0.25).peak_rss_bytes;
+  json["peak_rss_bytes_end"] = last.peak_rss_bytes;
+  json["sample_seconds"] = std::move(times);
+  json["peak_rss_bytes"] = std::move(peaks);
+  json["rss_bytes"] = std::move(rss);
+  return json;
 }
 
 std::string Megabytes(int64_t bytes) {
@@ -127,34 +117,39 @@ int64_t TotalErrors(const LoadReport& report) {
 std::string LoadReportJson(const LoadReport& report) {
   const LoadOptions& o = report.options;
   const std::vector<double>& latency = report.result.round_latency_seconds;
-  std::vector<std::string> shards;
-  std::vector<std::string> errors;
+  Json options;
+  options["shards"] = o.shards;
+  options["jobs"] = o.jobs;
+  options["ranks"] = o.ranks;
+  options["layers"] = o.layers;
+  options["steps"] = o.steps;
+  options["density"] = JsonDouble(o.density);
+  options["shared_fraction"] = JsonDouble(o.shared_fraction);
+  options["dense_below"] = o.dense_below;
+  options["seed"] = o.seed;
+  Json latency_json;
+  latency_json["p50"] = JsonDouble(Quantile(latency, 0.5));
+  latency_json["p99"] = JsonDouble(Quantile(latency, 0.99));
+  latency_json["max"] = JsonDouble(Quantile(latency, 1.0));
+  Json shards = Json::array();
   for (size_t s = 0; s < report.shard_addresses.size(); ++s) {
     shards.push_back(ShardJson(report, static_cast<int>(s)));
   }
-  for (const std::string& error : report.result.first_errors) {
-    errors.push_back(Quoted(error));
-  }
-  return absl::StrCat(
-      "{\"options\":{\"shards\":", o.shards, ",\"jobs\":", o.jobs,
-      ",\"ranks\":", o.ranks, ",\"layers\":", o.layers, ",\"steps\":", o.steps,
-      ",\"density\":", Number(o.density),
-      ",\"shared_fraction\":", Number(o.shared_fraction),
-      ",\"dense_below\":", o.dense_below, ",\"seed\":", o.seed, "}",
-      ",\"elapsed_seconds\":", Number(Seconds(report)),
-      ",\"rounds_completed\":", report.result.rounds_completed,
-      ",\"rounds_per_second\":",
-      Number(report.result.rounds_completed / Seconds(report)),
-      ",\"round_latency_seconds\":{\"p50\":", Number(Quantile(latency, 0.5)),
-      ",\"p99\":", Number(Quantile(latency, 0.99)),
-      ",\"max\":", Number(Quantile(latency, 1.0)), "}",
-      ",\"client_uplink_wire_bytes\":", report.result.uplink_wire_bytes,
-      ",\"client_downlink_wire_bytes\":", report.result.downlink_wire_bytes,
-      ",\"client_reconnects\":", report.result.reconnects,
-      ",\"client_errors\":", report.result.errors,
-      ",\"first_errors\":[", absl::StrJoin(errors, ","), "]",
-      ",\"errors\":", TotalErrors(report),
-      ",\"shards\":[", absl::StrJoin(shards, ","), "]}\n");
+  Json json;
+  json["options"] = std::move(options);
+  json["elapsed_seconds"] = JsonDouble(Seconds(report));
+  json["rounds_completed"] = report.result.rounds_completed;
+  json["rounds_per_second"] =
+      JsonDouble(report.result.rounds_completed / Seconds(report));
+  json["round_latency_seconds"] = std::move(latency_json);
+  json["client_uplink_wire_bytes"] = report.result.uplink_wire_bytes;
+  json["client_downlink_wire_bytes"] = report.result.downlink_wire_bytes;
+  json["client_reconnects"] = report.result.reconnects;
+  json["client_errors"] = report.result.errors;
+  json["first_errors"] = report.result.first_errors;
+  json["errors"] = TotalErrors(report);
+  json["shards"] = std::move(shards);
+  return DumpJson(json) + "\n";
 }
 
 std::string LoadReportTable(const LoadReport& report) {

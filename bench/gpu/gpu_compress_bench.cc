@@ -30,10 +30,10 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "entrograd/common/json_quote.h"
 #include "entrograd/compression_options.h"
 #include "entrograd/cuda/device_compressor.h"
 #include "gradient_data.h"
+#include "nlohmann/json.hpp"
 
 namespace entrograd::bench {
 namespace {
@@ -254,20 +254,31 @@ class Bench {
     const double min_bytes =
         static_cast<double>(n) * (momentum ? 20 : 12) + 8.0 * k;
     const double copy_bytes = 8.0 * static_cast<double>(n);
-    const std::string line = absl::StrFormat(
-        "{\"bench\": \"gpu_compress\", \"gpu\": %s, \"n\": %d, "
-        "\"density\": %g, \"k\": %d, \"momentum\": %s, \"repeats\": %d, "
-        "\"layer_sets\": %d, \"compress_ms\": %.4f, \"compress_min_ms\": "
-        "%.4f, \"compress_wall_ms\": %.4f, \"copy_ms\": %.4f, "
-        "\"copy_fraction\": %.4f, \"copy_gb_per_s\": %.1f, "
-        "\"compress_min_bytes\": %.0f, \"bandwidth_share\": %.4f, "
-        "\"normalized_entropy\": %.4f}",
-        JsonQuote(gpu_name_), n, density, k, momentum ? "true" : "false",
-        flags_.repeats, static_cast<int>(layers.size()), compress,
-        *std::min_element(compress_ms.begin(), compress_ms.end()),
-        Median(compress_wall_ms), copy, copy / compress,
-        copy_bytes / copy / 1e6, min_bytes,
-        (min_bytes / compress) / (copy_bytes / copy), hn);
+    // One JSON line; ordered so that the members read in this order in a log.
+    nlohmann::ordered_json row = nlohmann::ordered_json::object();
+    row["bench"] = "gpu_compress";
+    row["gpu"] = gpu_name_;
+    row["n"] = n;
+    row["density"] = density;
+    row["k"] = k;
+    row["momentum"] = momentum;
+    row["repeats"] = flags_.repeats;
+    row["layer_sets"] = static_cast<int>(layers.size());
+    row["compress_ms"] = compress;
+    row["compress_min_ms"] =
+        *std::min_element(compress_ms.begin(), compress_ms.end());
+    row["compress_wall_ms"] = Median(compress_wall_ms);
+    row["copy_ms"] = copy;
+    row["copy_fraction"] = copy / compress;
+    row["copy_gb_per_s"] = copy_bytes / copy / 1e6;
+    row["compress_min_bytes"] = min_bytes;
+    row["bandwidth_share"] = (min_bytes / compress) / (copy_bytes / copy);
+    row["normalized_entropy"] = hn;
+    // Times are positive, so every number is finite; the GPU's name is
+    // bytes from the driver, made valid UTF-8 if it is not.
+    const std::string line =
+        row.dump(/*indent=*/-1, ' ', /*ensure_ascii=*/false,
+                 nlohmann::ordered_json::error_handler_t::replace);
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
     if (json_ != nullptr) {

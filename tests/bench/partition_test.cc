@@ -18,11 +18,11 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -30,7 +30,7 @@
 #include "aggregator/process/aggregator_process.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "support/event_field.h"
+#include "support/worker_output.h"
 #include "workers/link_emulation/ip_command.h"
 #include "workers/link_emulation/link_topology.h"
 #include "workers/link_emulation/netns_commands.h"
@@ -48,8 +48,6 @@ constexpr char kDataDir[] = "/usr/share/datasets/fashion-mnist";
 // Each host has its own port space: every shard can use the same port.
 constexpr int kShardPort = 50051;
 
-using ::entrograd::testing::DoneField;
-using ::entrograd::testing::EventField;
 
 class PartitionTest : public ::testing::Test {
  protected:
@@ -206,7 +204,10 @@ TEST_F(PartitionTest, WorkerCutOffAbortsTheOthersNamingItWithinTheRoundTimeout) 
     ASSERT_TRUE(error.ok()) << "rank " << rank << " did not fail: "
                             << error.status();
     const absl::Duration after = absl::Now() - cut;
-    EXPECT_EQ(EventField(*error, "code"), "ABORTED") << *error;
+    const std::vector<run_format::ErrorEvent> errors =
+        WorkerEventsOf<run_format::ErrorEvent>(*error);
+    ASSERT_EQ(errors.size(), 1u) << *error;
+    EXPECT_EQ(errors[0].code, "ABORTED") << *error;
     EXPECT_THAT(*error, ::testing::HasSubstr("rank(s) 2")) << *error;
     std::cout << "rank " << rank << " got ABORTED naming rank 2 "
               << absl::FormatDuration(after) << " after the cut\n";
@@ -241,7 +242,7 @@ TEST_F(PartitionTest, ShardCutOffAndHealedLosesNothing) {
     for (int s = 0; s < kShards; ++s) ASSERT_NE(StartShard(s, flags), nullptr);
     std::vector<std::string> outputs = WaitAll(
         StartWorkers(kShards, kShards, kWorld, kSteps, out.path(), "reference"));
-    expected = DoneField(outputs[0], "params_hash");
+    expected = DoneHashOf(outputs[0]);
     ASSERT_FALSE(expected.empty()) << outputs[0];
     processes_.clear();  // its shards
   }
@@ -259,11 +260,12 @@ TEST_F(PartitionTest, ShardCutOffAndHealedLosesNothing) {
   std::vector<std::string> outputs = WaitAll(workers);
   int64_t reconnects = 0;
   for (int rank = 0; rank < kWorld; ++rank) {
-    EXPECT_EQ(DoneField(outputs[rank], "params_hash"), expected)
-        << "rank " << rank << " lost something:\n" << outputs[rank];
-    int64_t count = 0;
-    if (absl::SimpleAtoi(DoneField(outputs[rank], "reconnects"), &count)) {
-      reconnects += count;
+    EXPECT_EQ(DoneHashOf(outputs[rank]), expected)
+        << "rank " << rank << " lost something:\n"
+        << outputs[rank];
+    if (std::optional<run_format::DoneEvent> done =
+            DoneEventOf(outputs[rank])) {
+      reconnects += done->reconnects;
     }
   }
   // The shard closed the silent streams during the cut (keepalive 1 s +

@@ -114,7 +114,7 @@ for (const [name, objects] of Object.entries(rendered)) {
     const flags = flagMap(container.args);
     for (const flag of flags.keys()) assert.ok(known.has(flag), `--${flag} is not an aggregator flag`);
     for (const flag of ['memory_quota_bytes', 'max_jobs', 'max_world_size', 'max_steps_ahead', 'max_message_bytes',
-                        'max_layers', 'max_rounds_per_job', 'max_stream_queue_bytes']) {
+                        'max_layers', 'max_rounds_per_job', 'max_stream_queue_bytes', 'merge_threads']) {
       assert.match(flags.get(flag), /^[0-9]+$/, `--${flag} is a plain integer (not 1e+09)`);
     }
     for (const flag of ['round_timeout', 'keepalive_time', 'keepalive_timeout', 'drain_timeout', 'max_incarnation_lead']) {

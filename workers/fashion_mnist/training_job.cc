@@ -17,7 +17,7 @@
 #include "workers/fashion_mnist/evaluate.h"
 #include "workers/fashion_mnist/fashion_mnist.h"
 #include "workers/fashion_mnist/shard_sampler.h"
-#include "workers/fashion_mnist/worker_events.h"
+#include "workers/run_format/worker_event.h"
 
 namespace entrograd::workers {
 
@@ -45,12 +45,17 @@ std::vector<std::pair<std::string, torch::Tensor>> NamedParameters(
   return named;
 }
 
-void AddTraffic(EventLine& line, const ClientTraffic& traffic) {
-  line.Add("uplink_wire_bytes", traffic.uplink_wire_bytes)
-      .Add("downlink_wire_bytes", traffic.downlink_wire_bytes)
-      .Add("dense_equivalent_bytes",
-           traffic.uplink_dense_bytes + traffic.downlink_dense_bytes)
-      .Add("reconnects", traffic.reconnects);
+run_format::WireBytes WireBytesOf(const ClientTraffic& traffic) {
+  run_format::WireBytes bytes;
+  bytes.uplink = traffic.uplink_wire_bytes;
+  bytes.downlink = traffic.downlink_wire_bytes;
+  bytes.dense_equivalent =
+      traffic.uplink_dense_bytes + traffic.downlink_dense_bytes;
+  return bytes;
+}
+
+std::string ParamsHash(const std::vector<torch::Tensor>& parameters) {
+  return absl::StrFormat("%016x", HashOfParameters(parameters));
 }
 
 // The PEM text of `path` into `*pem`; "" leaves it empty. INVALID_ARGUMENT
@@ -157,6 +162,7 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   options.compression.policy = config.policy;
   options.compression.rho = config.rho;
   options.compression.budget_density = config.rho;
+  options.compression.threshold = config.threshold;
   options.compression.intervals = config.intervals;
   options.compression.dense_below = config.dense_below;
   options.compression.warmup_steps = config.warmup_steps;
@@ -199,18 +205,18 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   }
   int64_t parameter_count = 0;
   for (const auto& [name, tensor] : named) parameter_count += tensor.numel();
-  EventLine("start")
-      .Add("rank", static_cast<int64_t>(config.rank))
-      .Add("world_size", static_cast<int64_t>(config.world_size))
-      .Add("steps_per_epoch", steps_per_epoch)
-      .Add("total_steps", total_steps)
-      .Add("first_step", (*optimizer)->step())
-      .Add("parameters", parameter_count)
-      .Add("layers", static_cast<int64_t>(named.size()))
-      .Add("policy", KeepPolicyName(config.policy))
-      .Add("model", ModelKindName(config.model))
-      .Add("metrics_port", static_cast<int64_t>(metrics ? metrics->port() : 0))
-      .Emit();
+  run_format::StartEvent start;
+  start.rank = static_cast<int>(config.rank);
+  start.world_size = static_cast<int>(config.world_size);
+  start.steps_per_epoch = steps_per_epoch;
+  start.total_steps = total_steps;
+  start.first_step = (*optimizer)->step();
+  start.parameters = parameter_count;
+  start.layers = static_cast<int64_t>(named.size());
+  start.policy = std::string(KeepPolicyName(config.policy));
+  start.model = std::string(ModelKindName(config.model));
+  start.metrics_port = metrics ? metrics->port() : 0;
+  run_format::EmitWorkerEvent(start);
 
   EvalResult last_eval;
   EvalResult last_validation;
@@ -244,18 +250,18 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   };
   auto emit_eval = [&](int64_t step) {
     const double wall = Seconds(loop_start);
-    EventLine line("eval");
-    line.Add("rank", static_cast<int64_t>(config.rank))
-        .Add("step", step)
-        .Add("seconds", wall)
-        .Add("train_seconds", wall - eval_seconds)
-        .Add("test_accuracy", last_eval.accuracy)
-        .Add("test_loss", last_eval.mean_loss);
+    run_format::EvalEvent eval;
+    eval.rank = static_cast<int>(config.rank);
+    eval.step = step;
+    eval.seconds = wall;
+    eval.train_seconds = wall - eval_seconds;
+    eval.test_accuracy = last_eval.accuracy;
+    eval.test_loss = last_eval.mean_loss;
     if (config.validation > 0) {
-      line.Add("validation_accuracy", last_validation.accuracy)
-          .Add("validation_loss", last_validation.mean_loss);
+      eval.validation_accuracy = last_validation.accuracy;
+      eval.validation_loss = last_validation.mean_loss;
     }
-    line.Emit();
+    run_format::EmitWorkerEvent(eval);
   };
 
   model->train();
@@ -282,22 +288,23 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
         0.0, backward_done - (config.policy == KeepPolicy::kEntropyBudget
                                   ? 0.0
                                   : timing.compress_seconds));
-    EventLine line("step");
-    line.Add("rank", static_cast<int64_t>(config.rank))
-        .Add("epoch", epoch)
-        .Add("step", step)
-        .Add("loss", loss.item<double>())
-        .Add("forward_backward_seconds", forward_backward)
-        .Add("compress_seconds", timing.compress_seconds)
-        .Add("wait_seconds", timing.wait_seconds)
-        .Add("apply_seconds", timing.apply_seconds)
-        .Add("step_seconds", Seconds(step_start))
-        // Replicas must stay bitwise identical: every rank reports the hash
-        // of its parameters after every step, for the launcher and tests.
-        .Add("params_hash",
-             absl::StrFormat("%016x", HashOfParameters(Tensors(named))));
-    AddTraffic(line, (*client)->traffic());
-    line.Emit();
+    const ClientTraffic traffic = (*client)->traffic();
+    run_format::StepEvent step_event;
+    step_event.rank = static_cast<int>(config.rank);
+    step_event.epoch = epoch;
+    step_event.step = step;
+    step_event.loss = loss.item<double>();
+    step_event.forward_backward_seconds = forward_backward;
+    step_event.compress_seconds = timing.compress_seconds;
+    step_event.wait_seconds = timing.wait_seconds;
+    step_event.apply_seconds = timing.apply_seconds;
+    step_event.step_seconds = Seconds(step_start);
+    // Replicas must stay bitwise identical: every rank reports the hash of
+    // its parameters after every step, for the launcher and tests.
+    step_event.params_hash = ParamsHash(Tensors(named));
+    step_event.bytes = WireBytesOf(traffic);
+    step_event.reconnects = traffic.reconnects;
+    run_format::EmitWorkerEvent(step_event);
 
     const int64_t done = (*optimizer)->step();
     if (config.checkpoint_interval > 0 &&
@@ -314,30 +321,34 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
       emit_eval(done);
     }
     if (epoch_end && config.rank == 0) {
-      EventLine("epoch")
-          .Add("rank", static_cast<int64_t>(config.rank))
-          .Add("epoch", (done - 1) / steps_per_epoch)
-          .Add("step", done)
-          .Add("test_accuracy", last_eval.accuracy)
-          .Add("test_loss", last_eval.mean_loss)
-          .Emit();
+      run_format::EpochEvent epoch_event;
+      epoch_event.rank = static_cast<int>(config.rank);
+      epoch_event.epoch = (done - 1) / steps_per_epoch;
+      epoch_event.step = done;
+      epoch_event.test_accuracy = last_eval.accuracy;
+      epoch_event.test_loss = last_eval.mean_loss;
+      run_format::EmitWorkerEvent(epoch_event);
     }
   }
   if (config.rank == 0 && !evaluated) {
     if (absl::Status status = evaluate(); !status.ok()) return status;
   }
   (*client)->Close();
-  EventLine line("done");
-  line.Add("rank", static_cast<int64_t>(config.rank))
-      .Add("steps", (*optimizer)->step())
-      .Add("test_accuracy", evaluated ? last_eval.accuracy : -1.0)
-      .Add("test_loss", evaluated ? last_eval.mean_loss : -1.0)
-      .Add("params_hash",
-           absl::StrFormat("%016x", HashOfParameters(Tensors(named))))
-      .Add("seconds", Seconds(job_start))
-      .Add("train_seconds", Seconds(loop_start) - eval_seconds);
-  AddTraffic(line, (*client)->traffic());
-  line.Emit();
+  const ClientTraffic traffic = (*client)->traffic();
+  run_format::DoneEvent done;
+  done.rank = static_cast<int>(config.rank);
+  done.steps = (*optimizer)->step();
+  // Only rank 0 evaluates; the others leave the accuracy absent (null).
+  if (evaluated) {
+    done.test_accuracy = last_eval.accuracy;
+    done.test_loss = last_eval.mean_loss;
+  }
+  done.params_hash = ParamsHash(Tensors(named));
+  done.seconds = Seconds(job_start);
+  done.train_seconds = Seconds(loop_start) - eval_seconds;
+  done.bytes = WireBytesOf(traffic);
+  done.reconnects = traffic.reconnects;
+  run_format::EmitWorkerEvent(done);
   return absl::OkStatus();
 } catch (const c10::Error& error) {
   return absl::InternalError(

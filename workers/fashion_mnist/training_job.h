@@ -1,7 +1,8 @@
 // One rank of the Fashion-MNIST training job on entrograd: the CNN trained
 // with data parallelism, its gradients compressed by entropy and merged by
-// the aggregator shards. Emits JSON-line events (worker_events.h) and, every
-// checkpoint_interval steps, a checkpoint it resumes from after a restart.
+// the aggregator shards. Emits JSON-line events on stdout
+// (workers/run_format/worker_event.h) and, every checkpoint_interval steps,
+// a checkpoint it resumes from after a restart.
 #ifndef ENTROGRAD_WORKERS_FASHION_MNIST_TRAINING_JOB_H_
 #define ENTROGRAD_WORKERS_FASHION_MNIST_TRAINING_JOB_H_
 

@@ -1,5 +1,6 @@
 #include "workers/fashion_mnist/worker_config.h"
 
+#include <cmath>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -51,6 +52,10 @@ absl::Status ValidateWorkerConfig(const WorkerConfig& config) {
   }
   if (!(config.rho > 0.0 && config.rho <= 1.0)) {
     return Bad("rho", absl::StrCat(config.rho, " is not in (0, 1]"));
+  }
+  if (!(std::isfinite(config.threshold) && config.threshold >= 0.0)) {
+    return Bad("threshold",
+               absl::StrCat(config.threshold, " is not a finite number >= 0"));
   }
   if (config.intervals < 1) return Bad("intervals", "expected >= 1");
   if (config.dense_below < 0) return Bad("dense_below", "expected >= 0");

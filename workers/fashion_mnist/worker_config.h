@@ -1,4 +1,7 @@
 // Configuration of one Fashion-MNIST training worker (entrograd-worker).
+// The defaults are entrograd-worker's flag defaults (worker_flags.cc reads
+// them from here); those that the library also has come from its options
+// structs (CompressionOptions, ClientOptions), so the two cannot drift.
 #ifndef ENTROGRAD_WORKERS_FASHION_MNIST_WORKER_CONFIG_H_
 #define ENTROGRAD_WORKERS_FASHION_MNIST_WORKER_CONFIG_H_
 
@@ -8,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "entrograd/client.h"
 #include "entrograd/codec.h"
 #include "entrograd/compression_options.h"
 #include "workers/fashion_mnist/cnn_model.h"
@@ -15,7 +19,9 @@
 namespace entrograd::workers {
 
 struct WorkerConfig {
-  std::vector<std::string> shards;  // aggregator addresses, shared order
+  // Aggregator addresses, the same order on every rank; by default one
+  // aggregator on this machine.
+  std::vector<std::string> shards = {"127.0.0.1:50051"};
   std::string job_id = "fashion-mnist";
   uint32_t world_size = 1;
   uint32_t rank = 0;
@@ -27,11 +33,14 @@ struct WorkerConfig {
   std::string tls_ca_file;
   std::string tls_cert_file;
   std::string tls_key_file;
-  KeepPolicy policy = KeepPolicy::kEntropy;
-  double rho = 0.01;  // density (budget density for entropy_budget)
-  int64_t intervals = 256;
-  int64_t dense_below = 1000;
-  int64_t warmup_steps = 0;
+  KeepPolicy policy = CompressionOptions{}.policy;
+  // Density in (0, 1]; also the budget density of entropy_budget.
+  double rho = CompressionOptions{}.rho;
+  // Magnitude threshold (finite, >= 0) of the threshold policy.
+  double threshold = CompressionOptions{}.threshold;
+  int64_t intervals = CompressionOptions{}.intervals;
+  int64_t dense_below = CompressionOptions{}.dense_below;
+  int64_t warmup_steps = CompressionOptions{}.warmup_steps;
   int64_t epochs = 1;
   int64_t max_steps = 0;    // 0: no limit
   int64_t batch_size = 64;  // per rank
@@ -50,21 +59,22 @@ struct WorkerConfig {
   std::string out_dir = "out/worker";
   int64_t checkpoint_interval = 0;  // steps; 0: none
   bool resume = true;               // continue from out_dir's checkpoint
-  absl::Duration merge_timeout = absl::Seconds(120);
+  absl::Duration merge_timeout = ClientOptions{}.merge_timeout;
   // Layers larger than this travel as parts spread over the shards
   // (ClientOptions::partition_bytes); 0: never cut, otherwise >= 4.
-  int64_t partition_bytes = int64_t{4} << 20;
+  int64_t partition_bytes = ClientOptions{}.partition_bytes;
   // The last this many training images are held out as a validation set
   // (not trained on), evaluated with the test set; 0: none.
   int64_t validation = 0;
   // What this worker sends (ClientOptions::value_type).
-  ValueType value_type = ValueType::kF32;
+  ValueType value_type = ClientOptions{}.value_type;
   int threads = 1;                 // LibTorch intra-op threads
   std::string metrics_listen;      // host:port of /metrics; empty: none
   bool per_layer_metrics = false;  // per-layer entropy/keep-ratio gauges
 };
 
-// INVALID_ARGUMENT naming the flag when a value is out of range, when only
+// INVALID_ARGUMENT naming the flag when a value is out of range (rho must be
+// in (0, 1] under every policy; threshold finite and >= 0), when only
 // one of tls_cert_file and tls_key_file is given or they lack tls_ca_file,
 // or when a TLS file cannot be read.
 absl::Status ValidateWorkerConfig(const WorkerConfig& config);

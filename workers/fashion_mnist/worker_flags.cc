@@ -8,67 +8,90 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
-ABSL_FLAG(std::string, shards, "127.0.0.1:50051",
+namespace {
+// Defaults come from WorkerConfig (and through it from the library's
+// options structs) so that the flags and the library cannot drift apart.
+// Never destroyed: no static destructor runs at exit.
+const entrograd::workers::WorkerConfig& Defaults() {
+  static const auto* const kDefaults = new entrograd::workers::WorkerConfig();
+  return *kDefaults;
+}
+}  // namespace
+
+ABSL_FLAG(std::string, shards, absl::StrJoin(Defaults().shards, ","),
           "aggregator shard addresses host:port, comma-separated, same order "
           "on every rank");
-ABSL_FLAG(std::string, job_id, "fashion-mnist", "job id shared by the ranks");
-ABSL_FLAG(uint32_t, world_size, 1, "number of ranks");
-ABSL_FLAG(uint32_t, rank, 0, "this worker's rank, 0 <= rank < world_size");
-ABSL_FLAG(std::string, token_file, "", "file holding this job's bearer token");
-ABSL_FLAG(std::string, tls_ca, "",
+ABSL_FLAG(std::string, job_id, Defaults().job_id, "job id shared by the ranks");
+ABSL_FLAG(uint32_t, world_size, Defaults().world_size, "number of ranks");
+ABSL_FLAG(uint32_t, rank, Defaults().rank,
+          "this worker's rank, 0 <= rank < world_size");
+ABSL_FLAG(std::string, token_file, "",
+          "file holding this job's bearer token (default: no token)");
+ABSL_FLAG(std::string, tls_ca, Defaults().tls_ca_file,
           "PEM CA that signed the shards' certificates; enables TLS");
-ABSL_FLAG(std::string, tls_cert, "",
+ABSL_FLAG(std::string, tls_cert, Defaults().tls_cert_file,
           "PEM client certificate chain for mTLS (needs --tls_ca, --tls_key)");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls_cert");
-ABSL_FLAG(std::string, policy, "entropy",
+ABSL_FLAG(std::string, tls_key, Defaults().tls_key_file,
+          "PEM private key for --tls_cert");
+ABSL_FLAG(std::string, policy,
+          std::string(entrograd::KeepPolicyName(Defaults().policy)),
           "entropy, entropy_budget, topk, threshold or dense");
-ABSL_FLAG(double, rho, 0.01,
-          "density of a maximal-entropy layer (topk: fixed density; "
-          "entropy_budget: global density)");
-ABSL_FLAG(int64_t, intervals, 256, "entropy intervals M");
-ABSL_FLAG(int64_t, dense_below, 1000,
+ABSL_FLAG(double, rho, Defaults().rho,
+          "density of a maximal-entropy layer, in (0, 1] (topk: fixed "
+          "density; entropy_budget: global density)");
+ABSL_FLAG(double, threshold, Defaults().threshold,
+          "magnitude threshold (>= 0) of --policy=threshold: entries at "
+          "least this large are sent");
+ABSL_FLAG(int64_t, intervals, Defaults().intervals, "entropy intervals M");
+ABSL_FLAG(int64_t, dense_below, Defaults().dense_below,
           "layers with fewer elements are sent dense");
-ABSL_FLAG(int64_t, warmup_steps, 0, "DGC warm-up steps");
-ABSL_FLAG(int64_t, epochs, 1, "epochs");
-ABSL_FLAG(int64_t, max_steps, 0, "stop after this many steps (0: no limit)");
-ABSL_FLAG(int64_t, batch_size, 64, "batch size per rank");
-ABSL_FLAG(double, lr, 0.1, "learning rate");
-ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
-ABSL_FLAG(uint64_t, seed, 1, "seed of the initial model and the data order");
-ABSL_FLAG(std::string, model, "cnn",
+ABSL_FLAG(int64_t, warmup_steps, Defaults().warmup_steps, "DGC warm-up steps");
+ABSL_FLAG(int64_t, epochs, Defaults().epochs, "epochs");
+ABSL_FLAG(int64_t, max_steps, Defaults().max_steps,
+          "stop after this many steps (0: no limit)");
+ABSL_FLAG(int64_t, batch_size, Defaults().batch_size, "batch size per rank");
+ABSL_FLAG(double, lr, Defaults().learning_rate, "learning rate");
+ABSL_FLAG(double, momentum, Defaults().momentum, "SGD momentum");
+ABSL_FLAG(uint64_t, seed, Defaults().seed,
+          "seed of the initial model and the data order");
+ABSL_FLAG(std::string, model,
+          std::string(entrograd::workers::ModelKindName(Defaults().model)),
           "cnn (454,922 parameters), wide (the same trunk with an "
           "8192-wide head, 25,832,330 parameters: communication-bound) or "
           "vgg (9 3x3 convolutions, 777,930 parameters, 10 compressed "
           "layers)");
-ABSL_FLAG(int64_t, eval_every, 0,
+ABSL_FLAG(int64_t, eval_every, Defaults().eval_every,
           "rank 0 evaluates every N steps (0: at each epoch's end only)");
-ABSL_FLAG(int64_t, eval_samples, 0,
+ABSL_FLAG(int64_t, eval_samples, Defaults().eval_samples,
           "evaluate on the first N test images (0: all 10,000)");
-ABSL_FLAG(std::string, data_dir, "/usr/share/datasets/fashion-mnist",
+ABSL_FLAG(std::string, data_dir, Defaults().data_dir,
           "Fashion-MNIST IDX files (Debian's dataset-fashion-mnist)");
-ABSL_FLAG(std::string, out, "out/worker", "output directory (checkpoints)");
-ABSL_FLAG(int64_t, checkpoint_interval, 0,
+ABSL_FLAG(std::string, out, Defaults().out_dir,
+          "output directory (checkpoints)");
+ABSL_FLAG(int64_t, checkpoint_interval, Defaults().checkpoint_interval,
           "checkpoint every N steps (0: never)");
-ABSL_FLAG(bool, resume, true,
+ABSL_FLAG(bool, resume, Defaults().resume,
           "continue from the checkpoint in --out when there is one");
-ABSL_FLAG(absl::Duration, merge_timeout, absl::Seconds(120),
+ABSL_FLAG(absl::Duration, merge_timeout, Defaults().merge_timeout,
           "longest wait for one merged layer");
-ABSL_FLAG(int64_t, validation, 0,
+ABSL_FLAG(int64_t, validation, Defaults().validation,
           "hold out the last N training images as a validation set, "
           "evaluated with the test set (0: none); choose hyper-parameters "
           "on it, never on the test set");
-ABSL_FLAG(std::string, value_type, "f32",
+ABSL_FLAG(std::string, value_type,
+          std::string(entrograd::ValueTypeName(Defaults().value_type)),
           "value type of what this worker sends: f32, f16 or bf16 (every "
           "type is accepted)");
-ABSL_FLAG(int64_t, partition_bytes, int64_t{4} << 20,
+ABSL_FLAG(int64_t, partition_bytes, Defaults().partition_bytes,
           "layers larger than this many float32 bytes travel as parts of at "
           "most this size, spread over the shards (0: never cut)");
-ABSL_FLAG(int32_t, threads, 1, "LibTorch intra-op threads");
-ABSL_FLAG(std::string, metrics_listen, "",
+ABSL_FLAG(int32_t, threads, Defaults().threads, "LibTorch intra-op threads");
+ABSL_FLAG(std::string, metrics_listen, Defaults().metrics_listen,
           "serve client metrics on host:port /metrics (empty: off)");
-ABSL_FLAG(bool, per_layer_metrics, false,
+ABSL_FLAG(bool, per_layer_metrics, Defaults().per_layer_metrics,
           "export each layer's entropy and keep ratio (one series per layer)");
 
 namespace entrograd::workers {
@@ -104,6 +127,7 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   }
   config.policy = *policy;
   config.rho = absl::GetFlag(FLAGS_rho);
+  config.threshold = absl::GetFlag(FLAGS_threshold);
   config.intervals = absl::GetFlag(FLAGS_intervals);
   config.dense_below = absl::GetFlag(FLAGS_dense_below);
   config.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);

@@ -1,10 +1,11 @@
 // entrograd-worker: flags -> config -> one rank of the training job. Errors
 // are printed and emitted as an "error" event; the exit status is non-zero.
 #include <iostream>
+#include <string>
 
 #include "workers/fashion_mnist/training_job.h"
-#include "workers/fashion_mnist/worker_events.h"
 #include "workers/fashion_mnist/worker_flags.h"
+#include "workers/run_format/worker_event.h"
 
 int main(int argc, char** argv) {
   absl::StatusOr<entrograd::workers::WorkerConfig> config =
@@ -15,11 +16,11 @@ int main(int argc, char** argv) {
   }
   absl::Status status = entrograd::workers::RunTrainingJob(*config);
   if (!status.ok()) {
-    entrograd::workers::EventLine("error")
-        .Add("rank", static_cast<int64_t>(config->rank))
-        .Add("code", absl::StatusCodeToString(status.code()))
-        .Add("message", status.message())
-        .Emit();
+    entrograd::run_format::ErrorEvent error;
+    error.rank = static_cast<int>(config->rank);
+    error.code = absl::StatusCodeToString(status.code());
+    error.message = std::string(status.message());
+    entrograd::run_format::EmitWorkerEvent(error);
     std::cerr << "entrograd-worker rank " << config->rank << ": " << status
               << "\n";
     return 1;

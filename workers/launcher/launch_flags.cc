@@ -28,8 +28,10 @@ ABSL_FLAG(
     std::string, policy, Defaults().policy,
     "compression policy: entropy, entropy_budget, topk, threshold or dense");
 ABSL_FLAG(double, rho, Defaults().rho,
-          "density kept (0 < rho <= 1); the magnitude threshold under "
-          "--policy=threshold");
+          "density kept (0 < rho <= 1) under entropy, entropy_budget and topk");
+ABSL_FLAG(double, threshold, Defaults().threshold,
+          "magnitude threshold (>= 0) under --policy=threshold: entries at "
+          "least this large are sent");
 ABSL_FLAG(int32_t, epochs, Defaults().epochs, "passes over the training set");
 ABSL_FLAG(int64_t, max_steps, Defaults().max_steps,
           "stop after this many steps (0: no limit)");
@@ -61,9 +63,9 @@ ABSL_FLAG(absl::Duration, timeout, Defaults().timeout,
           "stop the run and fail after this long (0: no limit)");
 ABSL_FLAG(std::string, out, Defaults().out_dir,
           "results directory (summary.json, summary.md, plot.svg, logs)");
-ABSL_FLAG(std::string, aggregator_bin, "",
+ABSL_FLAG(std::string, aggregator_bin, Defaults().aggregator_bin,
           "entrograd-aggregator binary (default: the one of this build)");
-ABSL_FLAG(std::string, worker_bin, "",
+ABSL_FLAG(std::string, worker_bin, Defaults().worker_bin,
           "entrograd-worker binary (default: the one of this build)");
 ABSL_FLAG(absl::Duration, round_timeout, Defaults().round_timeout,
           "aggregator: abort a round not complete this long after it started");
@@ -71,9 +73,10 @@ ABSL_FLAG(int64_t, checkpoint_interval, Defaults().checkpoint_interval,
           "workers: checkpoint every this many steps (0: never)");
 ABSL_FLAG(std::string, data_dir, Defaults().data_dir,
           "Fashion-MNIST IDX files (gzipped)");
-ABSL_FLAG(std::string, extra_worker_args, "",
+ABSL_FLAG(std::string, extra_worker_args, Defaults().extra_worker_args,
           "more worker flags, whitespace-separated, appended to each worker");
-ABSL_FLAG(std::string, job_id, "", "job id (default: generated per run)");
+ABSL_FLAG(std::string, job_id, Defaults().job_id,
+          "job id (default: generated per run)");
 ABSL_FLAG(absl::Duration, aggregator_start_timeout,
           Defaults().aggregator_start_timeout,
           "how long the aggregator may take to report its port");
@@ -99,6 +102,7 @@ absl::StatusOr<LaunchOptions> LaunchOptionsFromFlags(int argc, char** argv) {
   options.shards = absl::GetFlag(FLAGS_shards);
   options.policy = absl::GetFlag(FLAGS_policy);
   options.rho = absl::GetFlag(FLAGS_rho);
+  options.threshold = absl::GetFlag(FLAGS_threshold);
   options.epochs = absl::GetFlag(FLAGS_epochs);
   options.max_steps = absl::GetFlag(FLAGS_max_steps);
   options.batch_size = absl::GetFlag(FLAGS_batch_size);

@@ -89,13 +89,14 @@ absl::Status ValidateLaunchOptions(const LaunchOptions& options) {
                    absl::StrCat("one of ", absl::StrJoin(policies, ", ")),
                    absl::StrCat("\"", options.policy, "\""));
   }
-  if (!std::isfinite(options.rho) || options.rho <= 0) {
-    return Invalid("rho", "a finite number > 0", absl::StrCat(options.rho));
+  // A fraction of the entries under every policy; the threshold policy has
+  // its own --threshold.
+  if (!(options.rho > 0 && options.rho <= 1)) {
+    return Invalid("rho", "in (0, 1]", absl::StrCat(options.rho));
   }
-  // Under every policy but threshold rho is a fraction of the entries.
-  if (options.policy != "threshold" && options.rho > 1) {
-    return Invalid("rho", absl::StrCat("<= 1 under --policy=", options.policy),
-                   absl::StrCat(options.rho));
+  if (!std::isfinite(options.threshold) || options.threshold < 0) {
+    return Invalid("threshold", "a finite number >= 0",
+                   absl::StrCat(options.threshold));
   }
   if (options.epochs < 1) {
     return Invalid("epochs", ">= 1", absl::StrCat(options.epochs));

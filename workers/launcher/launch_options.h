@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "entrograd/compression_options.h"
 
 namespace entrograd::launcher {
 
@@ -26,11 +27,16 @@ struct LaunchOptions {
   // --partition_bytes), spread over them by the shard map. Under --link each
   // shard has its own namespace and link, as on a cluster.
   int shards = 1;
+  // The compression defaults are the library's (CompressionOptions), as the
+  // worker's are.
   // Compression policy, one of KnownPolicies().
-  std::string policy = "entropy";
-  // Density (fraction of entries kept, 0 < rho <= 1; under "threshold" the
-  // magnitude threshold, > 0). Ignored by "dense".
-  double rho = 0.01;
+  std::string policy = std::string(KeepPolicyName(CompressionOptions{}.policy));
+  // Density (fraction of entries kept, 0 < rho <= 1) of "entropy", "topk"
+  // and "entropy_budget".
+  double rho = CompressionOptions{}.rho;
+  // Magnitude threshold (finite, >= 0) of "threshold": every gradient entry
+  // at least this large is sent.
+  double threshold = CompressionOptions{}.threshold;
   // Passes over the training set; >= 1.
   int epochs = 1;
   // Stop after this many steps in total (0: no limit); for short runs.
@@ -55,7 +61,7 @@ struct LaunchOptions {
   // evaluated with the test set (0: none). Choose hyper-parameters on it.
   int64_t validation = 0;
   // DGC warm-up steps of the compressed policies (ALGORITHM.md 5.4).
-  int64_t warmup_steps = 0;
+  int64_t warmup_steps = CompressionOptions{}.warmup_steps;
   // What the workers send: "f32", "f16" or "bf16" (every type is accepted).
   std::string value_type = "f32";
   // Link emulation: empty runs everything on loopback. Otherwise a rate

@@ -26,11 +26,23 @@
 #include "workers/launcher/run_record.h"
 #include "workers/launcher/run_summary.h"
 #include "workers/launcher/signal_watch.h"
-#include "workers/launcher/worker_events.h"
 #include "workers/link_emulation/link_rate.h"
 #include "workers/link_emulation/link_topology.h"
+#include "workers/run_format/run_summary.h"
+#include "workers/run_format/worker_event.h"
 
 namespace entrograd::launcher {
+
+using run_format::CompressionRatio;
+using run_format::DoneEvent;
+using run_format::EpochEvent;
+using run_format::ErrorEvent;
+using run_format::LinkTraffic;
+using run_format::ParseWorkerEvent;
+using run_format::RunSummary;
+using run_format::StartEvent;
+using run_format::StepEvent;
+using run_format::WorkerEvent;
 
 namespace {
 

@@ -4,6 +4,14 @@
 
 namespace entrograd::launcher {
 
+using run_format::DoneEvent;
+using run_format::EpochEvent;
+using run_format::EvalEvent;
+using run_format::StartEvent;
+using run_format::StepEvent;
+using run_format::WireBytes;
+using run_format::WorkerEvent;
+
 RunRecord::RunRecord(int world_size)
     : ranks_(world_size > 0 ? world_size : 1) {}
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "workers/launcher/worker_events.h"
+#include "workers/run_format/worker_event.h"
 
 namespace entrograd::launcher {
 
@@ -21,7 +21,7 @@ struct StepPoint {
   int64_t step = 0;
   double mean_loss = 0;  // over the ranks that reported the step
   int ranks = 0;         // how many did
-  WireBytes bytes;       // summed over those ranks (cumulative)
+  run_format::WireBytes bytes;  // summed over those ranks (cumulative)
 };
 
 // One evaluation, as rank 0 reported it (all replicas hold the same model).
@@ -31,7 +31,7 @@ struct EpochPoint {
   double test_accuracy = 0;
   std::optional<double> test_loss;
   double train_loss = 0;  // mean step loss of the epoch over all ranks
-  WireBytes bytes;        // job total when the evaluation arrived
+  run_format::WireBytes bytes;  // job total when the evaluation arrived
 };
 
 // Where one rank's step went (seconds), from its step event.
@@ -50,7 +50,7 @@ class RunRecord {
 
   // Records `event`, printed by worker `rank` (0 <= rank < world_size; the
   // rank the launcher started, whatever the event says).
-  void Add(int rank, const WorkerEvent& event);
+  void Add(int rank, const run_format::WorkerEvent& event);
 
   int world_size() const { return static_cast<int>(ranks_.size()); }
 
@@ -60,7 +60,7 @@ class RunRecord {
   int64_t total_steps() const { return total_steps_; }
   // ceil(total_steps / steps_per_epoch): the epochs the run will reach.
   int64_t planned_epochs() const;
-  const std::optional<StartEvent>& start(int rank) const {
+  const std::optional<run_format::StartEvent>& start(int rank) const {
     return ranks_[rank].start;
   }
 
@@ -74,18 +74,18 @@ class RunRecord {
   double lead_loss() const { return lead_loss_; }
 
   // Job total so far: each rank's latest cumulative bytes, summed.
-  WireBytes TotalBytes() const;
+  run_format::WireBytes TotalBytes() const;
 
   // Steps in order. Steps not yet reported by every rank are left out
   // unless `include_partial` (their byte sums would dip).
   std::vector<StepPoint> Steps(bool include_partial = false) const;
   const std::vector<EpochPoint>& epochs() const { return epochs_; }
   // Rank 0's periodic evaluations, in order.
-  const std::vector<EvalEvent>& evals() const { return evals_; }
+  const std::vector<run_format::EvalEvent>& evals() const { return evals_; }
   // Every step event's times, all ranks, in arrival order.
   const std::vector<StepTimes>& step_times() const { return step_times_; }
 
-  const std::optional<DoneEvent>& done(int rank) const {
+  const std::optional<run_format::DoneEvent>& done(int rank) const {
     return ranks_[rank].done;
   }
   bool AllDone() const;
@@ -96,23 +96,23 @@ class RunRecord {
 
  private:
   struct RankState {
-    std::optional<StartEvent> start;
-    std::optional<DoneEvent> done;
-    WireBytes bytes;              // latest cumulative
+    std::optional<run_format::StartEvent> start;
+    std::optional<run_format::DoneEvent> done;
+    run_format::WireBytes bytes;  // latest cumulative
     double compress_seconds = 0;  // summed over its steps
     double wait_seconds = 0;
   };
   struct StepSums {
     double loss_sum = 0;
     int ranks = 0;
-    WireBytes bytes;
+    run_format::WireBytes bytes;
   };
   struct LossSums {
     double sum = 0;
     int64_t count = 0;
   };
 
-  void AddStep(int rank, const StepEvent& step);
+  void AddStep(int rank, const run_format::StepEvent& step);
 
   std::vector<RankState> ranks_;
   int64_t steps_per_epoch_ = 0;
@@ -125,7 +125,7 @@ class RunRecord {
   std::map<int64_t, StepSums> steps_;
   std::map<int64_t, LossSums> epoch_losses_;
   std::vector<EpochPoint> epochs_;
-  std::vector<EvalEvent> evals_;
+  std::vector<run_format::EvalEvent> evals_;
   std::vector<StepTimes> step_times_;
 };
 

@@ -9,11 +9,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "workers/launcher/flat_json.h"
 #include "workers/launcher/format_units.h"
 #include "workers/launcher/svg_plot.h"
+#include "workers/run_format/run_summary.h"
+#include "workers/run_format/worker_event.h"
 
 namespace entrograd::launcher {
+
+using run_format::CompressionRatio;
+using run_format::DoneEvent;
+using run_format::EvalEvent;
+using run_format::PhaseStats;
+using run_format::RunSummary;
+using run_format::StartEvent;
+using run_format::StepBreakdown;
 
 namespace {
 
@@ -36,6 +45,14 @@ std::string BytesCell(int64_t bytes) {
   return absl::StrCat(FormatCount(bytes), " (", FormatBytes(bytes), ")");
 }
 
+// The parameter the policy runs on: "threshold 0.001" under threshold (where
+// rho plays no part), "rho 0.01" otherwise.
+std::string PolicyParameter(const RunSummary& summary) {
+  return summary.policy == "threshold"
+             ? absl::StrFormat("threshold %g", summary.threshold)
+             : absl::StrFormat("rho %g", summary.rho);
+}
+
 // The plot's series from the record: every step reported by all ranks, the
 // evaluations, and the final one when no epoch evaluation covers it.
 TrainingPlot BuildTrainingPlot(const RunSummary& summary,
@@ -43,9 +60,9 @@ TrainingPlot BuildTrainingPlot(const RunSummary& summary,
   TrainingPlot plot;
   plot.title = absl::StrCat("entrograd ", summary.job_id);
   plot.subtitle = absl::StrFormat(
-      "policy %s, rho %g, %d workers, %d steps: test accuracy %s, %s less "
+      "policy %s, %s, %d workers, %d steps: test accuracy %s, %s less "
       "traffic than dense float32",
-      summary.policy, summary.rho, summary.workers, summary.steps,
+      summary.policy, PolicyParameter(summary), summary.workers, summary.steps,
       OptionalPercent(summary.test_accuracy),
       FormatRatio(summary.compression_ratio));
   for (const StepPoint& point : record.Steps()) {
@@ -102,32 +119,6 @@ PhaseStats StatsOf(const std::vector<StepTimes>& times,
   return stats;
 }
 
-std::string EvalsJson(const std::vector<EvalEvent>& evals) {
-  std::string json = "[";
-  for (size_t i = 0; i < evals.size(); ++i) {
-    const EvalEvent& eval = evals[i];
-    absl::StrAppend(&json, i == 0 ? "" : ", ", "{\"step\": ", eval.step,
-                    ", \"seconds\": ", JsonNumber(eval.seconds),
-                    ", \"train_seconds\": ", JsonNumber(eval.train_seconds),
-                    ", \"test_accuracy\": ", JsonNumber(eval.test_accuracy),
-                    ", \"test_loss\": ",
-                    eval.test_loss.has_value() ? JsonNumber(*eval.test_loss)
-                                               : std::string("null"),
-                    ", \"validation_accuracy\": ",
-                    eval.validation_accuracy.has_value()
-                        ? JsonNumber(*eval.validation_accuracy)
-                        : std::string("null"),
-                    "}");
-  }
-  return json + "]";
-}
-
-void AddPhase(JsonObjectWriter& json, absl::string_view name,
-              const PhaseStats& stats) {
-  json.Add(absl::StrCat(name, "_seconds_median"), stats.median)
-      .Add(absl::StrCat(name, "_seconds_p90"), stats.p90);
-}
-
 std::string PhaseCell(const PhaseStats& stats) {
   return absl::StrCat(FormatSeconds(stats.median), " / ",
                       FormatSeconds(stats.p90));
@@ -154,6 +145,7 @@ RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
   summary.workers = options.workers;
   summary.shards = options.shards;
   summary.rho = options.rho;
+  summary.threshold = options.threshold;
   summary.epochs = options.epochs;
   summary.max_steps = options.max_steps;
   summary.batch_size = options.batch_size;
@@ -215,92 +207,21 @@ RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
   return summary;
 }
 
-std::string SummaryJson(const RunSummary& summary) {
-  JsonObjectWriter json;
-  json.Add("job_id", summary.job_id)
-      .Add("policy", summary.policy)
-      .Add("workers", summary.workers)
-      .Add("shards", summary.shards)
-      .Add("rho", summary.rho)
-      .Add("epochs", summary.epochs)
-      .Add("epochs_completed", summary.epochs_completed)
-      .Add("steps", summary.steps)
-      .Add("max_steps", summary.max_steps)
-      .Add("batch_size", summary.batch_size)
-      .Add("lr", summary.lr)
-      .Add("momentum", summary.momentum)
-      .Add("seed", summary.seed)
-      .Add("model", summary.model)
-      .Add("eval_every", summary.eval_every)
-      .Add("validation", summary.validation)
-      .Add("warmup_steps", summary.warmup_steps)
-      .Add("value_type", summary.value_type)
-      .Add("parameters", summary.parameters)
-      .Add("layers", summary.layers);
-  if (summary.test_accuracy.has_value()) {
-    json.Add("test_accuracy", *summary.test_accuracy);
-  } else {
-    json.AddNull("test_accuracy");
-  }
-  if (summary.test_loss.has_value()) {
-    json.Add("test_loss", *summary.test_loss);
-  } else {
-    json.AddNull("test_loss");
-  }
-  if (summary.validation_accuracy.has_value()) {
-    json.Add("validation_accuracy", *summary.validation_accuracy);
-  } else {
-    json.AddNull("validation_accuracy");
-  }
-  json.Add("uplink_wire_bytes", summary.bytes.uplink)
-      .Add("downlink_wire_bytes", summary.bytes.downlink)
-      .Add("wire_bytes", summary.bytes.wire())
-      .Add("dense_equivalent_bytes", summary.bytes.dense_equivalent)
-      .Add("compression_ratio", summary.compression_ratio)
-      .Add("seconds", summary.seconds)
-      .Add("seconds_per_step", summary.seconds_per_step)
-      .Add("wall_seconds", summary.wall_seconds)
-      .Add("compress_seconds", summary.compress_seconds)
-      .Add("wait_seconds", summary.wait_seconds)
-      .Add("replicas_identical", summary.replicas_identical)
-      .Add("params_hash", summary.params_hash);
-  if (summary.train_seconds.has_value()) {
-    json.Add("train_seconds", *summary.train_seconds);
-  } else {
-    json.AddNull("train_seconds");
-  }
-  json.Add("breakdown_samples", summary.breakdown.samples);
-  AddPhase(json, "forward_backward", summary.breakdown.forward_backward);
-  AddPhase(json, "compress", summary.breakdown.compress);
-  AddPhase(json, "wait", summary.breakdown.wait);
-  AddPhase(json, "apply", summary.breakdown.apply);
-  AddPhase(json, "step", summary.breakdown.step);
-  if (summary.link.has_value()) {
-    json.Add("link", summary.link->rate)
-        .Add("link_workers_sent_bytes", summary.link->workers_sent)
-        .Add("link_aggregator_sent_bytes", summary.link->aggregator_sent)
-        .Add("link_bytes", summary.link->total());
-  } else {
-    json.AddNull("link");
-  }
-  json.AddJson("evals", EvalsJson(summary.evals));
-  return json.Finish();
-}
-
 std::string SummaryMarkdown(const RunSummary& summary) {
   std::string md = absl::StrCat("# entrograd run ", summary.job_id, "\n\n");
   absl::StrAppendFormat(
       &md,
-      "Policy `%s` (rho %g) on %d workers, %d steps: test accuracy %s; the "
+      "Policy `%s` (%s) on %d workers, %d steps: test accuracy %s; the "
       "gradients took %s on the wire, %s less than dense float32. Replicas "
       "%s.\n\n",
-      summary.policy, summary.rho, summary.workers, summary.steps,
+      summary.policy, PolicyParameter(summary), summary.workers, summary.steps,
       OptionalPercent(summary.test_accuracy), FormatBytes(summary.bytes.wire()),
       FormatRatio(summary.compression_ratio),
       summary.replicas_identical ? "identical" : "NOT identical");
   std::vector<std::pair<std::string, std::string>> rows = {
       {"policy", summary.policy},
       {"rho", absl::StrFormat("%g", summary.rho)},
+      {"threshold", absl::StrFormat("%g", summary.threshold)},
       {"workers, aggregator shards",
        absl::StrCat(summary.workers, ", ", summary.shards)},
       {"epochs (completed / requested)",
@@ -369,8 +290,8 @@ std::string SummaryMarkdown(const RunSummary& summary) {
 
 absl::Status WriteRunResults(const std::string& dir, const RunSummary& summary,
                              const RunRecord& record) {
-  if (absl::Status status =
-          WriteTextFile(dir + "/summary.json", SummaryJson(summary));
+  if (absl::Status status = WriteTextFile(
+          dir + "/summary.json", run_format::FormatRunSummaryJson(summary));
       !status.ok()) {
     return status;
   }

@@ -3,27 +3,32 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "entrograd/common/json_quote.h"
+#include "nlohmann/json.hpp"
 
 namespace entrograd::link_emulation {
 
 std::string FormatTrafficJson(const LinkRate& link,
                               const std::vector<HostTraffic>& hosts) {
-  std::string json = absl::StrCat(
-      "{\"link\":", JsonQuote(link.text),
-      ",\"rate_bits_per_second\":", link.bits_per_second, ",\"hosts\":[");
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    const HostTraffic& host = hosts[i];
-    absl::StrAppend(&json, i == 0 ? "\n" : ",\n", "{\"host\":", host.host,
-                    ",\"namespace\":", JsonQuote(host.namespace_name),
-                    ",\"address\":", JsonQuote(host.address),
-                    ",\"rx_bytes\":", host.rx_bytes,
-                    ",\"tx_bytes\":", host.tx_bytes, "}");
+  // Ordered: the members in the order the header documents.
+  nlohmann::ordered_json json = nlohmann::ordered_json::object();
+  json["link"] = link.text;
+  json["rate_bits_per_second"] = link.bits_per_second;
+  json["hosts"] = nlohmann::ordered_json::array();
+  for (const HostTraffic& host : hosts) {
+    nlohmann::ordered_json entry = nlohmann::ordered_json::object();
+    entry["host"] = host.host;
+    entry["namespace"] = host.namespace_name;
+    entry["address"] = host.address;
+    entry["rx_bytes"] = host.rx_bytes;
+    entry["tx_bytes"] = host.tx_bytes;
+    json["hosts"].push_back(std::move(entry));
   }
-  absl::StrAppend(&json, "]}\n");
-  return json;
+  return json.dump(/*indent=*/-1, ' ', /*ensure_ascii=*/false,
+                   nlohmann::ordered_json::error_handler_t::replace) +
+         "\n";
 }
 
 absl::Status WriteTrafficJson(const std::string& path, const LinkRate& link,

@@ -5,7 +5,8 @@
 //     {"host":0,"namespace":"eg12-0-h0","address":"10.213.0.1",
 //      "rx_bytes":N,"tx_bytes":N}, ...]}
 //
-// (one host per line in the file).
+// on one line, members in this order (written with nlohmann-json; bench/
+// ddp_link.sh reads it with Python's json module).
 #ifndef ENTROGRAD_WORKERS_LINK_EMULATION_TRAFFIC_JSON_H_
 #define ENTROGRAD_WORKERS_LINK_EMULATION_TRAFFIC_JSON_H_
 

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
-#include "entrograd/common/json_quote.h"
 #include "entrograd/codec.h"
+#include "nlohmann/json.hpp"
 
 namespace entrograd::cli {
 namespace {
@@ -20,8 +20,6 @@ size_t EncodingSlot(IndexEncoding encoding) {
   }
   return 0;
 }
-
-std::string JsonDouble(double value) { return absl::StrFormat("%.17g", value); }
 
 // Columns of the table: header and one cell per layer; names left-aligned,
 // numbers right-aligned.
@@ -92,29 +90,34 @@ std::string PolicyLine(const CompressionOptions& options) {
 
 
 std::string FormatInspectJson(absl::Span<const LayerInspection> layers) {
-  std::vector<std::string> rows;
-  rows.reserve(layers.size());
+  // Ordered: members in the order the header documents.
+  using Json = nlohmann::ordered_json;
+  Json rows = Json::array();
   for (const LayerInspection& layer : layers) {
-    std::vector<std::string> bytes;
+    Json bytes = Json::object();
     for (size_t e = 0; e < kIndexEncodingCount; ++e) {
-      bytes.push_back(
-          absl::StrCat(JsonQuote(IndexEncodingName(kAllIndexEncodings[e])),
-                       ": ", layer.encoded_bytes[e]));
+      bytes[std::string(IndexEncodingName(kAllIndexEncodings[e]))] =
+          layer.encoded_bytes[e];
     }
-    rows.push_back(absl::StrCat(
-        "  {\"name\": ", JsonQuote(layer.name), ", \"numel\": ", layer.numel,
-        ", \"entropy\": ", JsonDouble(layer.entropy.entropy),
-        ", \"normalized_entropy\": ",
-        JsonDouble(layer.entropy.normalized_entropy),
-        ", \"effective_fraction\": ",
-        JsonDouble(layer.entropy.effective_fraction),
-        ", \"keep_ratio\": ", JsonDouble(layer.keep_ratio),
-        ", \"k\": ", layer.k, ", \"encoded_bytes\": {",
-        absl::StrJoin(bytes, ", "), "}", ", \"auto_encoding\": ",
-        JsonQuote(IndexEncodingName(layer.auto_encoding)), "}"));
+    Json row = Json::object();
+    row["name"] = layer.name;
+    row["numel"] = layer.numel;
+    row["entropy"] = layer.entropy.entropy;
+    row["normalized_entropy"] = layer.entropy.normalized_entropy;
+    row["effective_fraction"] = layer.entropy.effective_fraction;
+    row["keep_ratio"] = layer.keep_ratio;
+    row["k"] = layer.k;
+    row["encoded_bytes"] = std::move(bytes);
+    row["auto_encoding"] = std::string(IndexEncodingName(layer.auto_encoding));
+    rows.push_back(std::move(row));
   }
-  if (rows.empty()) return "{\"layers\": []}\n";
-  return absl::StrCat("{\"layers\": [\n", absl::StrJoin(rows, ",\n"), "\n]}\n");
+  Json report = Json::object();
+  report["layers"] = std::move(rows);
+  // File names are bytes: invalid UTF-8 becomes U+FFFD rather than an
+  // exception.
+  return report.dump(/*indent=*/2, ' ', /*ensure_ascii=*/false,
+                     Json::error_handler_t::replace) +
+         "\n";
 }
 
 std::string FormatInspectTable(absl::Span<const LayerInspection> layers,

@@ -25,8 +25,10 @@ std::string FormatInspectTable(absl::Span<const LayerInspection> layers,
 //   "normalized_entropy": ..., "effective_fraction": ..., "keep_ratio": ...,
 //   "k": ..., "encoded_bytes": {"raw_u32": ..., "delta_varint": ...,
 //   "bitmap": ..., "dense": ...}, "auto_encoding": "..."}, ...]}
-// Doubles with 17 significant digits (they round-trip); one layer per line.
-// Ends with a newline.
+// Pretty-printed (two-space indent), members in this order, ending with a
+// newline. Doubles in the shortest form that reads back exactly; they are
+// finite (entropies and fractions of finite data). Bytes of a file name
+// that are not UTF-8 become U+FFFD.
 std::string FormatInspectJson(absl::Span<const LayerInspection> layers);
 
 }  // namespace entrograd::cli

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "aggregator/merge/merge_strategies.h"
 #include "aggregator/merge/sparse_merge.h"
 #include "gmock/gmock.h"
@@ -165,9 +166,9 @@ TEST(MergeReferenceTest, DenseRankCarriesEverythingButPositiveZero) {
     MergedUpdate merged;
     ENTROGRAD_ASSERT_OK(merger.MergeWith(strategy, 4, 2, ranks, &merged));
     EXPECT_THAT(merged.indices, ElementsAre(0, 1, 2));
-    EXPECT_THAT(
-        BitsOf(merged.values),
-        ElementsAre(testing::Bits(0.5f), 0x80000000u, testing::Bits(1.5f)));
+    EXPECT_THAT(BitsOf(merged.values),
+                ElementsAre(absl::bit_cast<uint32_t>(0.5f), 0x80000000u,
+                            absl::bit_cast<uint32_t>(1.5f)));
   }
 }
 

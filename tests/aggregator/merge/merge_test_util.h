@@ -4,10 +4,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "aggregator/merge/sparse_merge.h"
 
 namespace entrograd::aggregator::testing {
@@ -38,15 +38,10 @@ struct Round {
   }
 };
 
-inline uint32_t Bits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
+// The IEEE bit patterns of `values`: merges are compared bitwise.
 inline std::vector<uint32_t> BitsOf(const std::vector<float>& values) {
   std::vector<uint32_t> bits;
-  for (float value : values) bits.push_back(Bits(value));
+  for (float value : values) bits.push_back(absl::bit_cast<uint32_t>(value));
   return bits;
 }
 
@@ -87,7 +82,8 @@ inline Round RandomRound(uint64_t numel, int world_size, uint64_t seed,
     for (size_t j = 0; j < c.indices.size(); ++j) {
       c.dense_values[c.indices[j]] = c.values[j];
       // A dense rank cannot tell an explicit +0.0 from an absent element.
-      c.present[c.indices[j]] = !c.dense || Bits(c.values[j]) != 0;
+      c.present[c.indices[j]] =
+          !c.dense || absl::bit_cast<uint32_t>(c.values[j]) != 0;
     }
     if (c.dense) {
       c.indices.clear();

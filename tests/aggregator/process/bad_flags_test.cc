@@ -62,6 +62,8 @@ TEST(BadFlagsTest, ResourceLimitsOutOfRange) {
   // A stream queue smaller than one message could end every stream.
   ExpectRejected({"--max_message_bytes=65536", "--max_stream_queue_bytes=4096"},
                  {"--max_stream_queue_bytes"});
+  ExpectRejected({"--merge_threads=-1"}, {"--merge_threads"});
+  ExpectRejected({"--merge_threads=1025"}, {"--merge_threads"});
 }
 
 TEST(BadFlagsTest, NegativeRoundTimeout) {

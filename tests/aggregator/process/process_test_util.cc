@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -9,7 +10,6 @@
 #include "aggregator/support/test_worker.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
-#include "support/float_bits.h"
 #include "entrograd/wire/grpc_status.h"
 
 namespace entrograd::testing {
@@ -87,11 +87,13 @@ std::string CompareMerged(const v1::MergedLayer& merged,
       want[expected.indices[j]] = expected.values[j];
     }
     for (size_t i = 0; i < want.size(); ++i) {
-      if (Bits(decoded->values[i]) != Bits(want[i])) {
-        return absl::StrCat("dense element ", i, " is ", decoded->values[i],
-                            " (bits ", absl::Hex(Bits(decoded->values[i])),
-                            "), expected ", want[i], " (bits ",
-                            absl::Hex(Bits(want[i])), ")");
+      if (absl::bit_cast<uint32_t>(decoded->values[i]) !=
+          absl::bit_cast<uint32_t>(want[i])) {
+        return absl::StrCat(
+            "dense element ", i, " is ", decoded->values[i], " (bits ",
+            absl::Hex(absl::bit_cast<uint32_t>(decoded->values[i])),
+            "), expected ", want[i], " (bits ",
+            absl::Hex(absl::bit_cast<uint32_t>(want[i])), ")");
       }
     }
     return "";
@@ -102,12 +104,13 @@ std::string CompareMerged(const v1::MergedLayer& merged,
                         " (the index sets differ)");
   }
   for (size_t j = 0; j < expected.values.size(); ++j) {
-    if (Bits(decoded->values[j]) != Bits(expected.values[j])) {
-      return absl::StrCat("value at index ", expected.indices[j], " is ",
-                          decoded->values[j], " (bits ",
-                          absl::Hex(Bits(decoded->values[j])), "), expected ",
-                          expected.values[j], " (bits ",
-                          absl::Hex(Bits(expected.values[j])), ")");
+    if (absl::bit_cast<uint32_t>(decoded->values[j]) !=
+        absl::bit_cast<uint32_t>(expected.values[j])) {
+      return absl::StrCat(
+          "value at index ", expected.indices[j], " is ", decoded->values[j],
+          " (bits ", absl::Hex(absl::bit_cast<uint32_t>(decoded->values[j])),
+          "), expected ", expected.values[j], " (bits ",
+          absl::Hex(absl::bit_cast<uint32_t>(expected.values[j])), ")");
     }
   }
   return "";

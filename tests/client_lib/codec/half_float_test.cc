@@ -9,15 +9,12 @@
 #include <limits>
 #include <random>
 
+#include "absl/base/casts.h"
 #include "entrograd/codec.h"
 #include "gtest/gtest.h"
-#include "support/float_bits.h"
 
 namespace entrograd {
 namespace {
-
-using ::entrograd::testing::Bits;
-using ::entrograd::testing::FromBits;
 
 struct Converted {
   uint16_t bits;
@@ -75,7 +72,9 @@ TEST(FloatToHalfTest, Subnormals) {
   EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -25)), 0x0000);
   EXPECT_EQ(FloatToHalf(-std::ldexp(1.0f, -25)), 0x8000);
   // Just above the tie rounds up.
-  EXPECT_EQ(FloatToHalf(FromBits(Bits(std::ldexp(1.0f, -25)) + 1)), 0x0001);
+  EXPECT_EQ(FloatToHalf(absl::bit_cast<float>(
+                absl::bit_cast<uint32_t>(std::ldexp(1.0f, -25)) + 1)),
+            0x0001);
   // 1.5 * 2^-24: tie between 1 (odd) and 2 (even) -> 2.
   EXPECT_EQ(FloatToHalf(1.5f * std::ldexp(1.0f, -24)), 0x0002);
   // 2.5 * 2^-24: tie between 2 (even) and 3 -> 2.
@@ -83,7 +82,8 @@ TEST(FloatToHalfTest, Subnormals) {
   // 1023.5 * 2^-24: tie between 0x3FF (odd) and 0x400 (smallest normal).
   EXPECT_EQ(FloatToHalf(1023.5f * std::ldexp(1.0f, -24)), 0x0400);
   EXPECT_EQ(FloatToHalf(1e-30f), 0x0000);
-  EXPECT_EQ(FloatToHalf(FromBits(0x00000001)), 0x0000);  // float subnormal
+  // The smallest float subnormal.
+  EXPECT_EQ(FloatToHalf(absl::bit_cast<float>(0x00000001u)), 0x0000);
 }
 
 TEST(FloatToHalfTest, NormalTiesToEven) {
@@ -93,8 +93,12 @@ TEST(FloatToHalfTest, NormalTiesToEven) {
   // 1 + 3ulp/2: tie between 0x3C01 (odd) and 0x3C02 -> 0x3C02.
   EXPECT_EQ(FloatToHalf(1.0f + 3 * ulp / 2), 0x3C02);
   // Just above/below the tie.
-  EXPECT_EQ(FloatToHalf(FromBits(Bits(1.0f + ulp / 2) + 1)), 0x3C01);
-  EXPECT_EQ(FloatToHalf(FromBits(Bits(1.0f + 3 * ulp / 2) - 1)), 0x3C01);
+  EXPECT_EQ(FloatToHalf(absl::bit_cast<float>(
+                absl::bit_cast<uint32_t>(1.0f + ulp / 2) + 1)),
+            0x3C01);
+  EXPECT_EQ(FloatToHalf(absl::bit_cast<float>(
+                absl::bit_cast<uint32_t>(1.0f + 3 * ulp / 2) - 1)),
+            0x3C01);
   // 2049 lies between 2048 (0x6800) and 2050 (0x6801): tie -> 2048.
   EXPECT_EQ(FloatToHalf(2049.0f), 0x6800);
   EXPECT_EQ(FloatToHalf(2051.0f), 0x6802);  // tie 2050/2052 -> 2052
@@ -110,8 +114,9 @@ TEST(HalfToFloatTest, KnownValues) {
   EXPECT_EQ(HalfToFloat(0x0001), std::ldexp(1.0f, -24));
   EXPECT_EQ(HalfToFloat(0x03FF), 1023 * std::ldexp(1.0f, -24));
   EXPECT_EQ(HalfToFloat(0x0400), std::ldexp(1.0f, -14));
-  EXPECT_EQ(Bits(HalfToFloat(0x8000)), 0x80000000u);  // -0 keeps its sign
-  EXPECT_EQ(Bits(HalfToFloat(0x0000)), 0x00000000u);
+  // -0 keeps its sign.
+  EXPECT_EQ(absl::bit_cast<uint32_t>(HalfToFloat(0x8000)), 0x80000000u);
+  EXPECT_EQ(absl::bit_cast<uint32_t>(HalfToFloat(0x0000)), 0x00000000u);
   EXPECT_TRUE(std::isinf(HalfToFloat(0x7C00)));
   EXPECT_TRUE(std::isnan(HalfToFloat(0x7E00)));
 }
@@ -123,7 +128,9 @@ TEST(HalfToFloatTest, EveryFiniteHalfRoundTripsExactly) {
     bool saturated = false;
     const uint16_t again = FloatToHalf(value, &saturated);
     EXPECT_EQ(again, h) << "half 0x" << std::hex << h;
-    EXPECT_EQ(Bits(HalfToFloat(again)), Bits(value)) << std::hex << h;
+    EXPECT_EQ(absl::bit_cast<uint32_t>(HalfToFloat(again)),
+              absl::bit_cast<uint32_t>(value))
+        << std::hex << h;
     EXPECT_FALSE(saturated) << std::hex << h;
   }
 }
@@ -172,13 +179,13 @@ std::vector<float> SampleFloats() {
   for (int i = 0; i < 300000; ++i) {
     uint32_t bits = rng();
     if ((bits & 0x7F800000u) == 0x7F800000u) continue;  // not finite
-    samples.push_back(FromBits(bits));
+    samples.push_back(absl::bit_cast<float>(bits));
   }
   // Denser around the half range: exponents 2^-26 .. 2^17.
   std::uniform_int_distribution<uint32_t> near_half(0x32000000u, 0x48000000u);
   for (int i = 0; i < 300000; ++i) {
     const uint32_t bits = near_half(rng) | (rng() & 0x80000000u);
-    samples.push_back(FromBits(bits));
+    samples.push_back(absl::bit_cast<float>(bits));
   }
   return samples;
 }
@@ -188,8 +195,9 @@ TEST(FloatToHalfTest, MatchesNearestValueReference) {
     const Converted want = Reference<HalfToFloat>(value, 0x7BFF);
     const Converted got = ToHalf(value);
     ASSERT_EQ(got.bits, want.bits)
-        << "float bits 0x" << std::hex << Bits(value);
-    ASSERT_EQ(got.saturated, want.saturated) << std::hex << Bits(value);
+        << "float bits 0x" << std::hex << absl::bit_cast<uint32_t>(value);
+    ASSERT_EQ(got.saturated, want.saturated)
+        << std::hex << absl::bit_cast<uint32_t>(value);
   }
 }
 
@@ -199,21 +207,21 @@ TEST(FloatToBfloat16Test, ExactValues) {
   EXPECT_EQ(FloatToBfloat16(0.0f), 0x0000);
   EXPECT_EQ(FloatToBfloat16(-0.0f), 0x8000);
   EXPECT_EQ(Bfloat16ToFloat(0x3F80), 1.0f);
-  EXPECT_EQ(Bits(Bfloat16ToFloat(0x8000)), 0x80000000u);
+  EXPECT_EQ(absl::bit_cast<uint32_t>(Bfloat16ToFloat(0x8000)), 0x80000000u);
 }
 
 TEST(FloatToBfloat16Test, TiesToEven) {
   // 0x3F808000 is halfway between 0x3F80 (even) and 0x3F81.
-  EXPECT_EQ(FloatToBfloat16(FromBits(0x3F808000u)), 0x3F80);
-  EXPECT_EQ(FloatToBfloat16(FromBits(0x3F808001u)), 0x3F81);
-  EXPECT_EQ(FloatToBfloat16(FromBits(0x3F807FFFu)), 0x3F80);
+  EXPECT_EQ(FloatToBfloat16(absl::bit_cast<float>(0x3F808000u)), 0x3F80);
+  EXPECT_EQ(FloatToBfloat16(absl::bit_cast<float>(0x3F808001u)), 0x3F81);
+  EXPECT_EQ(FloatToBfloat16(absl::bit_cast<float>(0x3F807FFFu)), 0x3F80);
   // Halfway between 0x3F81 (odd) and 0x3F82 -> 0x3F82.
-  EXPECT_EQ(FloatToBfloat16(FromBits(0x3F818000u)), 0x3F82);
+  EXPECT_EQ(FloatToBfloat16(absl::bit_cast<float>(0x3F818000u)), 0x3F82);
   // Float subnormals: same rule.
-  EXPECT_EQ(FloatToBfloat16(FromBits(0x00008000u)), 0x0000);
-  EXPECT_EQ(FloatToBfloat16(FromBits(0x00018000u)), 0x0002);
+  EXPECT_EQ(FloatToBfloat16(absl::bit_cast<float>(0x00008000u)), 0x0000);
+  EXPECT_EQ(FloatToBfloat16(absl::bit_cast<float>(0x00018000u)), 0x0002);
   // Carry into the exponent: 0x3FFF8000 (tie, odd) -> 0x4000 = 2.0.
-  EXPECT_EQ(FloatToBfloat16(FromBits(0x3FFF8000u)), 0x4000);
+  EXPECT_EQ(FloatToBfloat16(absl::bit_cast<float>(0x3FFF8000u)), 0x4000);
 }
 
 TEST(FloatToBfloat16Test, Saturation) {
@@ -222,13 +230,13 @@ TEST(FloatToBfloat16Test, Saturation) {
   EXPECT_EQ(ToBf16(-FLT_MAX).bits, 0xFF7F);
   EXPECT_TRUE(ToBf16(-FLT_MAX).saturated);
   // The largest bf16 itself, and values that round down to it, are exact.
-  EXPECT_EQ(ToBf16(FromBits(0x7F7F0000u)).bits, 0x7F7F);
-  EXPECT_FALSE(ToBf16(FromBits(0x7F7F0000u)).saturated);
-  EXPECT_EQ(ToBf16(FromBits(0x7F7F7FFFu)).bits, 0x7F7F);
-  EXPECT_FALSE(ToBf16(FromBits(0x7F7F7FFFu)).saturated);
+  EXPECT_EQ(ToBf16(absl::bit_cast<float>(0x7F7F0000u)).bits, 0x7F7F);
+  EXPECT_FALSE(ToBf16(absl::bit_cast<float>(0x7F7F0000u)).saturated);
+  EXPECT_EQ(ToBf16(absl::bit_cast<float>(0x7F7F7FFFu)).bits, 0x7F7F);
+  EXPECT_FALSE(ToBf16(absl::bit_cast<float>(0x7F7F7FFFu)).saturated);
   // The tie above it would round to inf: saturates.
-  EXPECT_EQ(ToBf16(FromBits(0x7F7F8000u)).bits, 0x7F7F);
-  EXPECT_TRUE(ToBf16(FromBits(0x7F7F8000u)).saturated);
+  EXPECT_EQ(ToBf16(absl::bit_cast<float>(0x7F7F8000u)).bits, 0x7F7F);
+  EXPECT_TRUE(ToBf16(absl::bit_cast<float>(0x7F7F8000u)).saturated);
 }
 
 TEST(FloatToBfloat16Test, EveryFiniteBfloat16RoundTripsExactly) {
@@ -246,8 +254,9 @@ TEST(FloatToBfloat16Test, MatchesNearestValueReference) {
     const Converted want = Reference<Bfloat16ToFloat>(value, 0x7F7F);
     const Converted got = ToBf16(value);
     ASSERT_EQ(got.bits, want.bits)
-        << "float bits 0x" << std::hex << Bits(value);
-    ASSERT_EQ(got.saturated, want.saturated) << std::hex << Bits(value);
+        << "float bits 0x" << std::hex << absl::bit_cast<uint32_t>(value);
+    ASSERT_EQ(got.saturated, want.saturated)
+        << std::hex << absl::bit_cast<uint32_t>(value);
   }
 }
 

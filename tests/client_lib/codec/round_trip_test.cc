@@ -10,16 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "entrograd/codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "support/float_bits.h"
 #include "support/status_matchers.h"
 
 namespace entrograd {
 namespace {
-
-using ::entrograd::testing::Bits;
 
 // What the receiver must see for `value` sent as `type`; sets *saturated.
 float Expected(ValueType type, float value, bool* saturated) {
@@ -134,14 +132,16 @@ TEST_P(RoundTripTest, EncodeSparseDecodes) {
           ASSERT_EQ(decoded.values.size(), numel);
           EXPECT_TRUE(decoded.indices.empty());
           for (size_t i = 0; i < numel; ++i) {
-            ASSERT_EQ(Bits(decoded.values[i]), Bits(want[i]))
+            ASSERT_EQ(absl::bit_cast<uint32_t>(decoded.values[i]),
+                      absl::bit_cast<uint32_t>(want[i]))
                 << "element " << i;
           }
         } else {
           EXPECT_EQ(decoded.indices, v.indices);
           ASSERT_EQ(decoded.values.size(), count);
           for (size_t j = 0; j < count; ++j) {
-            ASSERT_EQ(Bits(decoded.values[j]), Bits(want[v.indices[j]]))
+            ASSERT_EQ(absl::bit_cast<uint32_t>(decoded.values[j]),
+                      absl::bit_cast<uint32_t>(want[v.indices[j]]))
                 << "position " << j;
           }
         }
@@ -182,13 +182,15 @@ TEST_P(RoundTripTest, EncodeDenseDecodesAndScatters) {
           bool hit = false;
           const float want = Expected(type, input[i], &hit);
           saturated += hit;
-          ASSERT_EQ(Bits(got[i]), Bits(want)) << "element " << i;
+          ASSERT_EQ(absl::bit_cast<uint32_t>(got[i]),
+                    absl::bit_cast<uint32_t>(want))
+              << "element " << i;
         }
         EXPECT_EQ(payload.saturated_values, saturated);
         if (encoding != IndexEncoding::kDense) {
           // Only +0.0 is omitted; -0.0 travels so f32 is bitwise exact.
           for (size_t j = 0; j < decoded.indices.size(); ++j) {
-            EXPECT_NE(Bits(input[decoded.indices[j]]), 0u);
+            EXPECT_NE(absl::bit_cast<uint32_t>(input[decoded.indices[j]]), 0u);
           }
         }
       }
@@ -243,8 +245,9 @@ TEST(RoundTripTest, AutoChoiceRoundTrips) {
         std::vector<float> got(numel, 0.0f);
         ENTROGRAD_ASSERT_OK(ScatterInto(decoded, absl::MakeSpan(got)));
         for (size_t j = 0; j < count; ++j) {
-          ASSERT_EQ(Bits(got[v.indices[j]]),
-                    Bits(Expected(type, v.values[j], nullptr)));
+          ASSERT_EQ(
+              absl::bit_cast<uint32_t>(got[v.indices[j]]),
+              absl::bit_cast<uint32_t>(Expected(type, v.values[j], nullptr)));
         }
       }
     }

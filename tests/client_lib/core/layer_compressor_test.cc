@@ -8,16 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "client_lib/core/reference.h"
 #include "entrograd/keep_count.h"
 #include "gtest/gtest.h"
-#include "support/float_bits.h"
 #include "support/status_matchers.h"
 
 namespace entrograd {
 namespace {
-
-using ::entrograd::testing::Bits;
 
 using ::entrograd::testing::StatusIs;
 
@@ -74,12 +72,15 @@ void CheckConservationOverSteps(const CompressionOptions& options, int64_t n,
       rebuilt[out.indices[j]] = out.values[j];
     }
     for (int64_t i = 0; i < n; ++i) {
-      ASSERT_EQ(Bits(rebuilt[i]), Bits(accumulated[i])) << "step " << step << " i " << i;
+      ASSERT_EQ(absl::bit_cast<uint32_t>(rebuilt[i]),
+                absl::bit_cast<uint32_t>(accumulated[i]))
+          << "step " << step << " i " << i;
     }
     if (options.momentum_correction) {
       for (uint32_t index : out.indices) velocity_after[index] = 0.0f;
       for (int64_t i = 0; i < n; ++i) {
-        ASSERT_EQ(Bits(compressor->velocity()[i]), Bits(velocity_after[i]));
+        ASSERT_EQ(absl::bit_cast<uint32_t>(compressor->velocity()[i]),
+                  absl::bit_cast<uint32_t>(velocity_after[i]));
       }
     } else {
       EXPECT_TRUE(compressor->velocity().empty());
@@ -215,14 +216,18 @@ TEST_P(SentWholeTest, SendsExactlyTheGradientAndKeepsResidualAndVelocityZero) {
       EXPECT_TRUE(out.indices.empty());
       ASSERT_EQ(out.values.size(), gradient.size());
       for (int64_t i = 0; i < kNumel; ++i) {
-        ASSERT_EQ(Bits(out.values[i]), Bits(gradient[i])) << "element " << i;
+        ASSERT_EQ(absl::bit_cast<uint32_t>(out.values[i]),
+                  absl::bit_cast<uint32_t>(gradient[i]))
+            << "element " << i;
       }
       ASSERT_EQ(compressor->residual().size(), static_cast<size_t>(kNumel));
-      for (float g : compressor->residual()) ASSERT_EQ(Bits(g), 0u);
+      for (float g : compressor->residual())
+        ASSERT_EQ(absl::bit_cast<uint32_t>(g), 0u);
       // V keeps its shape (the checkpoint's), all +0.0.
       ASSERT_EQ(compressor->velocity().size(),
                 momentum ? static_cast<size_t>(kNumel) : 0u);
-      for (float v : compressor->velocity()) ASSERT_EQ(Bits(v), 0u);
+      for (float v : compressor->velocity())
+        ASSERT_EQ(absl::bit_cast<uint32_t>(v), 0u);
     }
   }
 }
@@ -240,9 +245,12 @@ TEST_P(SentWholeTest, TwoPhasesSendTheGradientWholeOnly) {
   EXPECT_TRUE(out.dense);
   ASSERT_EQ(out.values.size(), gradient.size());
   for (int64_t i = 0; i < kNumel; ++i) {
-    ASSERT_EQ(Bits(out.values[i]), Bits(gradient[i])) << "element " << i;
+    ASSERT_EQ(absl::bit_cast<uint32_t>(out.values[i]),
+              absl::bit_cast<uint32_t>(gradient[i]))
+        << "element " << i;
   }
-  for (float v : compressor->velocity()) ASSERT_EQ(Bits(v), 0u);
+  for (float v : compressor->velocity())
+    ASSERT_EQ(absl::bit_cast<uint32_t>(v), 0u);
 }
 
 TEST_P(SentWholeTest, RestoreStateAcceptsOnlyZeros) {
@@ -251,7 +259,7 @@ TEST_P(SentWholeTest, RestoreStateAcceptsOnlyZeros) {
   std::vector<float> velocity(kNumel, 0.0f);
   residual[5] = -0.0f;  // zero either way
   ENTROGRAD_ASSERT_OK(compressor->RestoreState(residual, velocity));
-  EXPECT_EQ(Bits(compressor->residual()[5]), 0u);
+  EXPECT_EQ(absl::bit_cast<uint32_t>(compressor->residual()[5]), 0u);
   velocity[1234] = 0.25f;
   EXPECT_THAT(compressor->RestoreState(residual, velocity),
               StatusIs(absl::StatusCode::kInvalidArgument,

@@ -9,15 +9,12 @@
 #include <thread>
 #include <utility>
 
+#include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client_lib/cuda/half_bits.h"
-#include "support/float_bits.h"
 
 namespace entrograd::cuda_test {
-
-using ::entrograd::testing::Bits;
-using ::entrograd::testing::FromBits;
 
 const absl::Status& CudaDeviceStatus() {
   static const absl::Status* const status =
@@ -189,7 +186,7 @@ void FillChunk(Shape shape, int64_t n, int64_t begin, int64_t end,
         // even after many steps of accumulation.
         const uint32_t exponent = static_cast<uint32_t>(rng() % 201);
         const uint32_t mantissa = static_cast<uint32_t>(rng()) & 0x7FFFFFu;
-        x = RandomSign(rng, FromBits((exponent << 23) | mantissa));
+        x = RandomSign(rng, absl::bit_cast<float>((exponent << 23) | mantissa));
         break;
       }
     }
@@ -282,7 +279,8 @@ TestGradient MakeGradient(Shape shape, int64_t n, uint64_t seed,
   size_t first = 0;
   size_t count = 0;
   for (size_t i = expected.size(); i-- > 0;) {
-    if (Bits(expected[i]) != Bits(actual[i])) {
+    if (absl::bit_cast<uint32_t>(expected[i]) !=
+        absl::bit_cast<uint32_t>(actual[i])) {
       first = i;
       ++count;
     }
@@ -291,7 +289,8 @@ TestGradient MakeGradient(Shape shape, int64_t n, uint64_t seed,
              "%s: %d of %d elements differ; first at %d: expected %g "
              "(0x%08x), got %g (0x%08x)",
              what, count, expected.size(), first, expected[first],
-             Bits(expected[first]), actual[first], Bits(actual[first]));
+             absl::bit_cast<uint32_t>(expected[first]), actual[first],
+             absl::bit_cast<uint32_t>(actual[first]));
 }
 
 bool NamesElement(const std::string& message, int64_t index) {

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "support/float_bits.h"
+#include "absl/base/casts.h"
 
 namespace entrograd::cuda_test {
 
@@ -20,19 +20,19 @@ inline float HalfBitsToFloat(uint16_t bits) {
   const uint32_t mantissa = bits & 0x3FFu;
   if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in float
     const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return testing::FromBits(testing::Bits(magnitude) | sign);
+    return absl::bit_cast<float>(absl::bit_cast<uint32_t>(magnitude) | sign);
   }
   if (exponent == 0x1F) {  // Inf or NaN, payload kept
-    return testing::FromBits(sign | 0x7F800000u | (mantissa << 13));
+    return absl::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
   }
-  return testing::FromBits(sign | ((exponent - 15 + 127) << 23) |
-                           (mantissa << 13));
+  return absl::bit_cast<float>(sign | ((exponent - 15 + 127) << 23) |
+                               (mantissa << 13));
 }
 
 // float -> binary16 bits, rounding to nearest even; overflow gives Inf, NaN
 // stays a (quiet) NaN.
 inline uint16_t FloatToHalfBits(float value) {
-  const uint32_t x = testing::Bits(value);
+  const uint32_t x = absl::bit_cast<uint32_t>(value);
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   const uint32_t magnitude = x & 0x7FFFFFFFu;
   if (magnitude >= 0x7F800000u) {
@@ -56,12 +56,12 @@ inline uint16_t FloatToHalfBits(float value) {
 
 // bfloat16 bits -> float: the top half of a float's bits, so always exact.
 inline float BFloat16BitsToFloat(uint16_t bits) {
-  return testing::FromBits(static_cast<uint32_t>(bits) << 16);
+  return absl::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
 }
 
 // float -> bfloat16 bits, rounding to nearest even; NaN stays NaN.
 inline uint16_t FloatToBFloat16Bits(float value) {
-  const uint32_t x = testing::Bits(value);
+  const uint32_t x = absl::bit_cast<uint32_t>(value);
   if ((x & 0x7FFFFFFFu) > 0x7F800000u) {
     return static_cast<uint16_t>((x >> 16) | 0x40u);
   }

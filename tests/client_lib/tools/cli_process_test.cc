@@ -12,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "json_reader.h"
+#include "nlohmann/json.hpp"
 #include "test_files.h"
 
 #ifndef ENTROGRAD_CLI_PATH
@@ -94,13 +94,13 @@ TEST_F(CliProcessTest, GoodFilesExitZero) {
 
   const Result json = RunTool({"inspect", "--json", npy, raw});
   ASSERT_EQ(json.status, 0) << json.err;
-  const std::optional<testing::JsonValue> root =
-      testing::JsonReader::Parse(json.out);
-  ASSERT_TRUE(root.has_value()) << json.out;
-  const testing::JsonValue& layers = *root->Find("layers");
-  ASSERT_EQ(layers.array.size(), 2u);
-  EXPECT_EQ(layers.array[0].Find("k")->text, "41");
-  EXPECT_EQ(layers.array[1].Find("numel")->text, "2048");
+  const nlohmann::json root =
+      nlohmann::json::parse(json.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(root.is_object()) << json.out;
+  const nlohmann::json& layers = root.at("layers");
+  ASSERT_EQ(layers.size(), 2u);
+  EXPECT_EQ(layers[0].at("k"), 41);
+  EXPECT_EQ(layers[1].at("numel"), 2048);
 
   const Result help = RunTool({"inspect", "--help"});
   EXPECT_EQ(help.status, 0);

@@ -7,7 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "json_reader.h"
+#include "nlohmann/json.hpp"
 #include "test_files.h"
 
 namespace entrograd::cli {
@@ -101,15 +101,15 @@ TEST_F(CliTest, PrintsATableByDefault) {
 TEST_F(CliTest, PrintsJsonWithTheLibrarysNumbers) {
   const Result result = RunTool({"inspect", "--json", uniform_});
   ASSERT_EQ(result.status, kExitSuccess) << result.err;
-  const std::optional<testing::JsonValue> root =
-      testing::JsonReader::Parse(result.out);
-  ASSERT_TRUE(root.has_value()) << result.out;
-  const testing::JsonValue& layer = root->Find("layers")->array.at(0);
-  EXPECT_EQ(layer.Find("name")->text, "uniform.npy");
-  EXPECT_EQ(layer.Find("numel")->text, "4096");
-  EXPECT_EQ(layer.Find("k")->text, "41");
-  EXPECT_NEAR(layer.Find("normalized_entropy")->number, 1.0, 1e-12);
-  EXPECT_EQ(layer.Find("auto_encoding")->text, "delta_varint");
+  const nlohmann::json root =
+      nlohmann::json::parse(result.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(root.is_object()) << result.out;
+  const nlohmann::json& layer = root.at("layers").at(0);
+  EXPECT_EQ(layer.at("name"), "uniform.npy");
+  EXPECT_EQ(layer.at("numel"), 4096);
+  EXPECT_EQ(layer.at("k"), 41);
+  EXPECT_NEAR(layer.at("normalized_entropy").get<double>(), 1.0, 1e-12);
+  EXPECT_EQ(layer.at("auto_encoding"), "delta_varint");
 }
 
 TEST_F(CliTest, FlagsReachTheCompressor) {

@@ -9,9 +9,8 @@
 #include "entrograd/compression_options.h"
 #include "entrograd_cli/inspect_command.h"
 #include "gmock/gmock.h"
-#include "entrograd/common/json_quote.h"
 #include "gtest/gtest.h"
-#include "json_reader.h"
+#include "nlohmann/json.hpp"
 #include "support/status_matchers.h"
 
 namespace entrograd::cli {
@@ -19,8 +18,14 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::JsonReader;
-using testing::JsonValue;
+using Json = nlohmann::ordered_json;
+
+// The members' names of a JSON object, in order.
+std::vector<std::string> Keys(const Json& object) {
+  std::vector<std::string> keys;
+  for (const auto& item : object.items()) keys.push_back(item.key());
+  return keys;
+}
 
 std::vector<LayerInspection> TwoLayers() {
   LayerInspection a;
@@ -52,72 +57,61 @@ std::vector<LayerInspection> TwoLayers() {
 TEST(FormatInspectJsonTest, IsOneObjectWithTheDocumentedFields) {
   const std::vector<LayerInspection> layers = TwoLayers();
   const std::string json = FormatInspectJson(layers);
-  const std::optional<JsonValue> root = JsonReader::Parse(json);
-  ASSERT_TRUE(root.has_value()) << json;
-  ASSERT_EQ(root->kind, JsonValue::Kind::kObject);
-  EXPECT_THAT(root->Keys(), ElementsAre("layers"));
-  const JsonValue& array = *root->Find("layers");
-  ASSERT_EQ(array.kind, JsonValue::Kind::kArray);
-  ASSERT_EQ(array.array.size(), 2u);
+  const Json root = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(root.is_object()) << json;
+  EXPECT_THAT(Keys(root), ElementsAre("layers"));
+  const Json& array = root["layers"];
+  ASSERT_TRUE(array.is_array());
+  ASSERT_EQ(array.size(), 2u);
   for (size_t l = 0; l < layers.size(); ++l) {
     SCOPED_TRACE(l);
-    const JsonValue& layer = array.array[l];
-    EXPECT_THAT(layer.Keys(),
+    const Json& layer = array[l];
+    EXPECT_THAT(Keys(layer),
                 ElementsAre("name", "numel", "entropy", "normalized_entropy",
                             "effective_fraction", "keep_ratio", "k",
                             "encoded_bytes", "auto_encoding"));
-    EXPECT_EQ(layer.Find("numel")->text, std::to_string(layers[l].numel));
-    EXPECT_EQ(layer.Find("k")->text, std::to_string(layers[l].k));
+    EXPECT_TRUE(layer["numel"].is_number_integer());
+    EXPECT_EQ(layer["numel"].get<int64_t>(), layers[l].numel);
+    EXPECT_EQ(layer["k"].get<int64_t>(), layers[l].k);
     // Doubles round-trip exactly.
-    EXPECT_EQ(layer.Find("entropy")->number, layers[l].entropy.entropy);
-    EXPECT_EQ(layer.Find("normalized_entropy")->number,
+    EXPECT_EQ(layer["entropy"].get<double>(), layers[l].entropy.entropy);
+    EXPECT_EQ(layer["normalized_entropy"].get<double>(),
               layers[l].entropy.normalized_entropy);
-    EXPECT_EQ(layer.Find("effective_fraction")->number,
+    EXPECT_EQ(layer["effective_fraction"].get<double>(),
               layers[l].entropy.effective_fraction);
-    EXPECT_EQ(layer.Find("keep_ratio")->number, layers[l].keep_ratio);
-    const JsonValue& bytes = *layer.Find("encoded_bytes");
-    EXPECT_THAT(bytes.Keys(),
+    EXPECT_EQ(layer["keep_ratio"].get<double>(), layers[l].keep_ratio);
+    const Json& bytes = layer["encoded_bytes"];
+    EXPECT_THAT(Keys(bytes),
                 ElementsAre("raw_u32", "delta_varint", "bitmap", "dense"));
     for (size_t e = 0; e < kIndexEncodingCount; ++e) {
-      EXPECT_EQ(bytes.object[e].second.text,
-                std::to_string(layers[l].encoded_bytes[e]));
+      EXPECT_EQ(bytes[std::string(IndexEncodingName(kAllIndexEncodings[e]))]
+                    .get<int64_t>(),
+                layers[l].encoded_bytes[e]);
     }
-    EXPECT_EQ(layer.Find("auto_encoding")->text,
+    EXPECT_EQ(layer["auto_encoding"].get<std::string>(),
               IndexEncodingName(layers[l].auto_encoding));
   }
-  EXPECT_EQ(array.array[0].Find("name")->text, "conv1.weight.npy");
-  EXPECT_EQ(array.array[1].Find("name")->text, "bias \"odd\"\\name\n.f32");
+  EXPECT_EQ(array[0]["name"], "conv1.weight.npy");
+  EXPECT_EQ(array[1]["name"], "bias \"odd\"\\name\n.f32");
   EXPECT_THAT(json, HasSubstr("\"entropy\": 0.30000000000000004"));
   EXPECT_EQ(json.back(), '\n');
 }
 
 TEST(FormatInspectJsonTest, NoLayersIsAnEmptyArray) {
-  EXPECT_EQ(FormatInspectJson({}), "{\"layers\": []}\n");
+  EXPECT_EQ(FormatInspectJson({}), "{\n  \"layers\": []\n}\n");
 }
 
-TEST(JsonQuoteTest, EscapesQuotesBackslashesAndControlCharacters) {
-  EXPECT_EQ(JsonQuote("plain.npy"), "\"plain.npy\"");
-  EXPECT_EQ(JsonQuote("a\"b\\c"), "\"a\\\"b\\\\c\"");
-  EXPECT_EQ(JsonQuote("\n\t\r\b\f"), "\"\\n\\t\\r\\b\\f\"");
-  EXPECT_EQ(JsonQuote(std::string("\x01\x1f\x00", 3)),
-            "\"\\u0001\\u001f\\u0000\"");
-  EXPECT_EQ(JsonQuote("\x7f"), "\"\x7f\"");
-}
-
-TEST(JsonQuoteTest, KeepsValidUtf8AndReplacesInvalidBytes) {
-  EXPECT_EQ(JsonQuote("gr\xc3\xa4"
-                       "dient_\xe2\x82\xac_\xf0\x9f\x98\x80"),
-            "\"gr\xc3\xa4"
-            "dient_\xe2\x82\xac_\xf0\x9f\x98\x80\"");
-  EXPECT_EQ(JsonQuote("a\xff"
-                       "b"),
-            "\"a\\ufffdb\"");
-  EXPECT_EQ(JsonQuote("\xc3"), "\"\\ufffd\"");             // cut short
-  EXPECT_EQ(JsonQuote("\xc0\xaf"), "\"\\ufffd\\ufffd\"");  // overlong
-  EXPECT_EQ(JsonQuote("\xed\xa0\x80"),                     // surrogate
-            "\"\\ufffd\\ufffd\\ufffd\"");
-  EXPECT_EQ(JsonQuote("\xf4\x90\x80\x80"),  // > U+10FFFF
-            "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+TEST(FormatInspectJsonTest, NamesThatAreNotUtf8StillMakeValidJson) {
+  std::vector<LayerInspection> layers = TwoLayers();
+  layers[0].name =
+      "gr\xc3\xa4"
+      "dient_\xff.npy";  // valid UTF-8, then one stray byte
+  const std::string json = FormatInspectJson(layers);
+  const Json root = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(root.is_object()) << json;
+  EXPECT_EQ(root["layers"][0]["name"],
+            "gr\xc3\xa4"
+            "dient_\xef\xbf\xbd.npy");  // U+FFFD in place of 0xff
 }
 
 std::vector<std::string> Lines(const std::string& text) {

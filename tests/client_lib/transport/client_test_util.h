@@ -1,8 +1,8 @@
 // Helpers for the client transport tests: real in-process aggregator shards
-// on 127.0.0.1 (killable and restartable on the same port), deterministic
-// contributions and the reference merge (both built on aggregator/support),
-// and a worker loop that drives a Client through steps the way a training
-// job does.
+// on 127.0.0.1 (killable and restartable on the same port), a job's ranks
+// connected in one call, deterministic contributions and the reference merge
+// (both built on aggregator/support), and a worker loop that drives a Client
+// through steps the way a training job does.
 #ifndef ENTROGRAD_TESTS_CLIENT_LIB_TRANSPORT_CLIENT_TEST_UTIL_H_
 #define ENTROGRAD_TESTS_CLIENT_LIB_TRANSPORT_CLIENT_TEST_UTIL_H_
 
@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -28,6 +29,7 @@
 #include "entrograd/client.h"
 #include "entrograd/codec.h"
 #include "gtest/gtest.h"
+#include "support/wait_for.h"
 
 namespace entrograd::testing {
 
@@ -51,6 +53,8 @@ class Shards {
     return out;
   }
   aggregator::AggregatorServer& server(int i) { return *servers_[i]; }
+  // Shard i's port; it stays the same across Kill and Restart.
+  int port(int i) const { return ports_[i]; }
   bool ok() const {
     for (const auto& server : servers_) {
       if (server == nullptr) return false;
@@ -77,7 +81,8 @@ class Shards {
     config.metrics_listen = "";
     config.registry.round_timeout = round_timeout_;
     if (configure_) configure_(config);
-    // A port just released may need a moment before it can be bound again.
+    // A port just released may need a moment before it can be bound again:
+    // this polls for the bind to succeed (the event itself), up to 5 s.
     absl::Status last_error;
     for (int attempt = 0; attempt < 50; ++attempt) {
       auto server = aggregator::AggregatorServer::Start(config);
@@ -111,6 +116,28 @@ inline ClientOptions TestOptions(const std::vector<std::string>& shards,
   options.reconnect_max_backoff = absl::Milliseconds(500);
   options.reconnect_give_up_after = absl::Seconds(30);
   return options;
+}
+
+// Connects ranks 0 .. world_size - 1 of `job`, one after another (each
+// Connect returns once its rank joined every shard), with TestOptions;
+// `configure`, when set, may change each rank's options first. Errors: the
+// first failing Connect's.
+inline absl::StatusOr<std::vector<std::unique_ptr<Client>>> ConnectRanks(
+    const Shards& shards, const std::string& job, uint32_t world_size,
+    const std::vector<LayerSpecification>& layers,
+    uint64_t initial_params_hash,
+    const std::function<void(ClientOptions&)>& configure = {}) {
+  std::vector<std::unique_ptr<Client>> clients;
+  for (uint32_t rank = 0; rank < world_size; ++rank) {
+    ClientOptions options =
+        TestOptions(shards.addresses(), job, rank, world_size);
+    if (configure) configure(options);
+    absl::StatusOr<std::unique_ptr<Client>> client =
+        Client::Connect(std::move(options), layers, initial_params_hash);
+    if (!client.ok()) return client.status();
+    clients.push_back(std::move(*client));
+  }
+  return clients;
 }
 
 inline std::vector<LayerSpecification> TestLayers(int count) {
@@ -148,6 +175,18 @@ inline LayerContribution MakeContribution(uint32_t rank, int64_t step,
   contribution.entropy = 1.0;
   contribution.keep_ratio = static_cast<double>(contribution.values.size()) /
                             static_cast<double>(numel);
+  return contribution;
+}
+
+// A dense contribution of (step, layer): `numel` copies of `value`.
+inline LayerContribution DenseContribution(int64_t step, uint32_t layer,
+                                           uint64_t numel, float value) {
+  LayerContribution contribution;
+  contribution.step = step;
+  contribution.layer = layer;
+  contribution.numel = numel;
+  contribution.dense = true;
+  contribution.values.assign(numel, value);
   return contribution;
 }
 
@@ -292,17 +331,6 @@ inline void ExpectMergedEqualReference(
       }
     }
   }
-}
-
-// Polls `condition` every millisecond for up to 10 s.
-inline bool WaitFor(const std::function<bool()>& condition,
-                    absl::Duration timeout = absl::Seconds(10)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!condition()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  return true;
 }
 
 }  // namespace entrograd::testing

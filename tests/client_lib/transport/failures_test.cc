@@ -1,13 +1,18 @@
 // Failure is loud and bounded: a rank that stops aborts the round for the
 // others within the round timeout; a shard that never comes back fails the
 // waits with UNAVAILABLE; Close and Connect never hang.
+#include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "client_lib/transport/client_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/refusing_listener.h"
 #include "support/status_matchers.h"
+#include "support/thread_state.h"
+#include "support/wait_for.h"
 
 namespace entrograd::testing {
 namespace {
@@ -24,13 +29,8 @@ TEST_P(StoppedRankTest, OthersGetAbortedWithinTheRoundTimeout) {
   Shards shards(1, /*round_timeout=*/absl::Milliseconds(500));
   ASSERT_TRUE(shards.ok());
   const std::vector<LayerSpecification> layers = TestLayers(2);
-  std::vector<std::unique_ptr<Client>> clients;
-  for (uint32_t rank = 0; rank < kWorld; ++rank) {
-    auto client = Client::Connect(
-        TestOptions(shards.addresses(), "stop", rank, kWorld), layers, 7);
-    ENTROGRAD_ASSERT_OK(client);
-    clients.push_back(std::move(*client));
-  }
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Client>> clients,
+                                 ConnectRanks(shards, "stop", kWorld, layers, 7));
   // Step 0 completes for everyone.
   std::vector<WorkerRun> runs(kWorld);
   std::vector<std::thread> threads;
@@ -105,9 +105,24 @@ TEST(ClientFailuresTest, CloseReturnsPromptlyWithADeadShardAndWakesWaiters) {
                                 layers, 7);
   ENTROGRAD_ASSERT_OK(client);
   shards.Kill(1);
+  // Shard 1's port refuses (resets) connections, and counts them.
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(std::unique_ptr<RefusingListener> dead,
+                                 RefusingListener::Start(shards.port(1)));
+  std::atomic<pid_t> waiter_id{0};
+  std::atomic<bool> returned{false};
   absl::StatusOr<MergedLayerUpdate> waited;
-  std::thread waiter([&] { waited = (*client)->WaitMerged(0, 0); });
-  absl::SleepFor(absl::Milliseconds(300));  // the client is reconnecting now
+  std::thread waiter([&] {
+    waiter_id.store(CurrentThreadId());
+    waited = (*client)->WaitMerged(0, 0);
+    returned.store(true);
+  });
+  // Close comes while the client is reconnecting (it was refused at least
+  // once) and the waiter sleeps in WaitMerged.
+  EXPECT_TRUE(WaitFor([&] {
+    return dead->connections() >= 1 && waiter_id.load() != 0 &&
+           ThreadIsAsleep(waiter_id.load());
+  })) << "the client never tried to reconnect, or the waiter never blocked";
+  EXPECT_FALSE(returned.load());
   const absl::Time start = absl::Now();
   (*client)->Close();
   waiter.join();
@@ -139,12 +154,17 @@ TEST(ClientFailuresTest, ConnectWaitsForAShardThatStartsLate) {
   Shards shards(1);
   ASSERT_TRUE(shards.ok());
   shards.Kill(0);
+  auto not_yet = RefusingListener::Start(shards.port(0));
+  ENTROGRAD_ASSERT_OK(not_yet);
   absl::StatusOr<std::unique_ptr<Client>> client;
   std::thread connecting([&] {
     client = Client::Connect(TestOptions(shards.addresses(), "late", 0, 1),
                              TestLayers(1), 7, absl::Seconds(20));
   });
-  absl::SleepFor(absl::Milliseconds(300));
+  // The shard starts once Connect found it down (a connection refused).
+  EXPECT_TRUE(WaitFor([&] { return (*not_yet)->connections() >= 1; }))
+      << "Connect never tried the shard";
+  not_yet->reset();
   shards.Restart(0);
   connecting.join();
   ENTROGRAD_ASSERT_OK(client);

@@ -7,6 +7,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
+#include "support/thread_state.h"
+#include "support/wait_for.h"
 #include "transport/backoff.h"
 #include "transport/contribution_store.h"
 #include "transport/merged_inbox.h"
@@ -90,8 +92,11 @@ TEST(MergedInboxTest, AMergedUpdateReplacesAnErrorNotYetReturned) {
 
 TEST(MergedInboxTest, WaitBlocksUntilDeliveryFailureOrDeadline) {
   MergedInbox inbox(-1);
+  // The other thread delivers (or fails) only once this one sleeps in Wait,
+  // so Wait is woken by it rather than finding the outcome there.
+  const pid_t waiter = CurrentThreadId();
   std::thread deliverer([&] {
-    absl::SleepFor(absl::Milliseconds(50));
+    EXPECT_TRUE(WaitFor([&] { return ThreadIsAsleep(waiter); }));
     inbox.Deliver(0, 3, Update(0, 3, 5.0f));
   });
   auto update = inbox.Wait(0, 3, Soon());
@@ -106,7 +111,7 @@ TEST(MergedInboxTest, WaitBlocksUntilDeliveryFailureOrDeadline) {
 
   inbox.Deliver(1, 0, Update(1, 0, 6.0f));
   std::thread failer([&] {
-    absl::SleepFor(absl::Milliseconds(50));
+    EXPECT_TRUE(WaitFor([&] { return ThreadIsAsleep(waiter); }));
     inbox.Fail(absl::UnavailableError("shard lost"));
     inbox.Fail(absl::CancelledError("second"));  // the first failure wins
   });

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
+#include "support/wait_for.h"
 
 namespace entrograd::testing {
 namespace {
@@ -18,20 +19,19 @@ TEST(ClientRefusalRetryTest, StepTooFarAheadIsResentOnceTheJobCatchesUp) {
   });
   ASSERT_TRUE(shards.ok());
   const std::vector<LayerSpecification> layers = {{"w", 300}};
-  std::vector<std::unique_ptr<Client>> clients;
-  for (uint32_t rank = 0; rank < 2; ++rank) {
-    auto client = Client::Connect(
-        TestOptions(shards.addresses(), "ahead", rank, 2), layers, 1);
-    ENTROGRAD_ASSERT_OK(client);
-    clients.push_back(std::move(*client));
-  }
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Client>> clients,
+                                 ConnectRanks(shards, "ahead", 2, layers, 1));
   // Rank 0 runs ahead: steps 0, 1 and 2 while nobody applied anything.
   // Step 2 is beyond -1 + 1 + 1 = 1: refused with OUT_OF_RANGE, retried.
   for (int64_t step = 0; step < 3; ++step) {
     ENTROGRAD_ASSERT_OK(
         clients[0]->SendLayer(MakeContribution(0, step, 0, 300)));
   }
-  absl::SleepFor(absl::Milliseconds(100));
+  // The refusal came and the retry went out: a fourth update of 4 * 300
+  // dense bytes after the three sends (nothing else resends here).
+  ASSERT_TRUE(WaitFor([&] {
+    return clients[0]->traffic().uplink_dense_bytes > 3 * 4 * 300;
+  })) << "step 2 was never refused and resent";
   // Rank 1 catches up step by step; each of its updates tells the shard
   // what it applied, and rank 0's retries tell what rank 0 applied.
   for (int64_t step = 0; step < 3; ++step) {

@@ -9,10 +9,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "client_lib/transport/client_test_util.h"
+#include "client_lib/transport/shard_metrics.h"
 #include "entrograd/shard_map.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/refusing_listener.h"
 #include "support/status_matchers.h"
+#include "support/wait_for.h"
 
 namespace entrograd::testing {
 namespace {
@@ -49,20 +52,18 @@ TEST(ClientRestartTest, ShardKilledBetweenRoundsAndMidStepLosesNothing) {
   auto map = ShardMap::Create(shards.addresses());
   ASSERT_TRUE(map.ok());
   int64_t victim_layers = 0;
+  int64_t victim_dense_bytes = 0;  // one rank's step on the victim, dense
   for (uint32_t l = 0; l < layers.size(); ++l) {
-    victim_layers += map->ShardOf(job, l) == kVictim;
+    if (map->ShardOf(job, l) != kVictim) continue;
+    ++victim_layers;
+    victim_dense_bytes += 4 * static_cast<int64_t>(layers[l].numel);
   }
   ASSERT_GT(victim_layers, 0);
   ASSERT_LT(victim_layers, static_cast<int64_t>(layers.size()));
 
-  std::vector<std::unique_ptr<Client>> clients;
-  for (uint32_t rank = 0; rank < kWorld; ++rank) {
-    auto client =
-        Client::Connect(TestOptions(shards.addresses(), job, rank, kWorld),
-                        layers, /*initial_params_hash=*/7);
-    ENTROGRAD_ASSERT_OK(client);
-    clients.push_back(std::move(*client));
-  }
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::vector<std::unique_ptr<Client>> clients,
+      ConnectRanks(shards, job, kWorld, layers, /*initial_params_hash=*/7));
 
   StepCounter applied;
   StepCounter sent;
@@ -96,10 +97,16 @@ TEST(ClientRestartTest, ShardKilledBetweenRoundsAndMidStepLosesNothing) {
   }
 
   // Between rounds: every rank applied step 1; the shard dies and stays
-  // down a while (the clients back off), then comes back empty.
+  // down until the clients tried to reconnect and were refused (as many
+  // refusals as ranks: they are backing off), then comes back empty.
   ASSERT_TRUE(applied.WaitForAll(kKillBetween - 1, kWorld));
   shards.Kill(kVictim);
-  absl::SleepFor(absl::Milliseconds(400));
+  {
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(std::unique_ptr<RefusingListener> down,
+                                   RefusingListener::Start(shards.port(kVictim)));
+    ASSERT_TRUE(WaitFor([&] { return down->connections() >= kWorld; }))
+        << "the clients never tried to reach the dead shard";
+  }
   shards.Restart(kVictim);
   between_done.Notify();
 
@@ -110,6 +117,15 @@ TEST(ClientRestartTest, ShardKilledBetweenRoundsAndMidStepLosesNothing) {
   ASSERT_TRUE(applied.WaitForAll(kKillMidStep - 1, kWorld));
   const int64_t stale_rounds =
       shards.server(kVictim).registry().RoundsInFlight();
+  // What the victim accepted so far: every contribution up to step 3 (all
+  // of step 3's rounds merged, and each stream delivers in order).
+  auto received_dense_bytes = [&]() -> double {
+    absl::StatusOr<double> bytes = ShardCounter(
+        shards.server(kVictim), "entrograd_uplink_dense_bytes_total");
+    EXPECT_TRUE(bytes.ok()) << bytes.status();
+    return bytes.value_or(-1);
+  };
+  const double received_before = received_dense_bytes();
   mid_go.Notify();
   ASSERT_TRUE(sent.WaitForAll(kKillMidStep, kWorld - 1));
   ASSERT_TRUE(WaitFor([&] {
@@ -117,7 +133,12 @@ TEST(ClientRestartTest, ShardKilledBetweenRoundsAndMidStepLosesNothing) {
            stale_rounds + victim_layers;
   })) << "the victim never held step "
       << kKillMidStep << "'s rounds";
-  absl::SleepFor(absl::Milliseconds(50));
+  // Both ranks' contributions, not only the first one of each round, are
+  // in the victim when it dies.
+  ASSERT_TRUE(WaitFor([&] {
+    return received_dense_bytes() >=
+           received_before + (kWorld - 1) * victim_dense_bytes;
+  })) << "the victim never received ranks 0 and 1's step " << kKillMidStep;
   shards.Kill(kVictim);
   shards.Restart(kVictim);
   mid_done.Notify();
@@ -140,13 +161,8 @@ TEST(ClientRestartTest, RoundMergedBeforeTheKillIsDeliveredOnceAfterRestart) {
   Shards shards(1);
   ASSERT_TRUE(shards.ok());
   const std::vector<LayerSpecification> layers = TestLayers(1);
-  std::vector<std::unique_ptr<Client>> clients;
-  for (uint32_t rank = 0; rank < kWorld; ++rank) {
-    auto client = Client::Connect(
-        TestOptions(shards.addresses(), "once", rank, kWorld), layers, 7);
-    ENTROGRAD_ASSERT_OK(client);
-    clients.push_back(std::move(*client));
-  }
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Client>> clients,
+                                 ConnectRanks(shards, "once", kWorld, layers, 7));
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
     ENTROGRAD_ASSERT_OK(clients[rank]->SendLayer(
         MakeContribution(rank, 0, 0, layers[0].numel)));

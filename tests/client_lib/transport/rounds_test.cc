@@ -1,4 +1,5 @@
 // Rounds through real shards: W clients on threads, S in-process shards.
+#include <atomic>
 #include <set>
 #include <thread>
 #include <vector>
@@ -8,6 +9,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
+#include "support/thread_state.h"
+#include "support/wait_for.h"
 
 namespace entrograd::testing {
 namespace {
@@ -78,11 +81,26 @@ TEST(ClientRoundsTest, WaitBeforeTheRoundCompletesAndRepeatedWaitIsRefused) {
   ENTROGRAD_ASSERT_OK(rank0);
   ENTROGRAD_ASSERT_OK(rank1);
   // Rank 0 waits first; rank 1's contribution completes the round later.
+  std::atomic<pid_t> waiter_id{0};
+  std::atomic<bool> returned{false};
   absl::StatusOr<MergedLayerUpdate> waited;
-  std::thread waiter([&] { waited = (*rank0)->WaitMerged(0, 1); });
+  std::thread waiter([&] {
+    waiter_id.store(CurrentThreadId());
+    waited = (*rank0)->WaitMerged(0, 1);
+    returned.store(true);
+  });
   ENTROGRAD_ASSERT_OK(
       (*rank0)->SendLayer(MakeContribution(0, 0, 1, layers[1].numel)));
-  absl::SleepFor(absl::Milliseconds(50));
+  // Rank 1 sends only once the shard holds rank 0's half of the round and
+  // the waiter sleeps in WaitMerged.
+  const bool ready = WaitFor([&] {
+    return shards.server(0).registry().RoundsInFlight() == 1 &&
+           waiter_id.load() != 0 && ThreadIsAsleep(waiter_id.load());
+  });
+  EXPECT_TRUE(ready) << "rank 0's contribution never arrived, or the waiter "
+                        "never blocked";
+  EXPECT_FALSE(returned.load()) << "WaitMerged returned before the round "
+                                   "could complete";
   ENTROGRAD_ASSERT_OK(
       (*rank1)->SendLayer(MakeContribution(1, 0, 1, layers[1].numel)));
   waiter.join();

@@ -39,13 +39,8 @@ TEST(ClientShardLimitTest, UpdateLargerThanTheShardAcceptsIsRefusedAndNotKept) {
   auto client = Client::Connect(TestOptions(shards.addresses(), "limit", 0, 1),
                                 layers, 1);
   ENTROGRAD_ASSERT_OK(client);
-  LayerContribution dense;
-  dense.step = 0;
-  dense.layer = 0;
-  dense.numel = 4096;
-  dense.dense = true;
-  dense.values.assign(4096, 0.5f);
-  const absl::Status refused = (*client)->SendLayer(dense);
+  const absl::Status refused =
+      (*client)->SendLayer(DenseContribution(0, 0, 4096, 0.5f));
   EXPECT_THAT(refused,
               StatusIs(absl::StatusCode::kResourceExhausted, "layer 0"));
   EXPECT_THAT(std::string(refused.message()),
@@ -68,15 +63,12 @@ TEST(ClientShardLimitTest, MergedUpdateLargerThanTheClientsOwnLimitArrives) {
   Shards shards(1);
   ASSERT_TRUE(shards.ok());
   const std::vector<LayerSpecification> layers = {{"wide", kNumel}};
-  std::vector<std::unique_ptr<Client>> clients;
-  for (uint32_t rank = 0; rank < 2; ++rank) {
-    ClientOptions options = TestOptions(shards.addresses(), "wide", rank, 2);
-    options.max_message_bytes = 12000;
-    options.merge_timeout = absl::Seconds(10);
-    auto client = Client::Connect(options, layers, 1);
-    ENTROGRAD_ASSERT_OK(client);
-    clients.push_back(std::move(*client));
-  }
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::vector<std::unique_ptr<Client>> clients,
+      ConnectRanks(shards, "wide", 2, layers, 1, [](ClientOptions& options) {
+        options.max_message_bytes = 12000;
+        options.merge_timeout = absl::Seconds(10);
+      }));
   for (uint32_t rank = 0; rank < 2; ++rank) {
     ENTROGRAD_ASSERT_OK(clients[rank]->SendLayer(
         ConsecutiveRun(0, 0, kNumel, rank * kPerRank, kPerRank)));
@@ -102,15 +94,12 @@ TEST(ClientShardLimitTest, AMergedUpdateTooLargeForTheShardIsNotRetried) {
   });
   ASSERT_TRUE(shards.ok());
   const std::vector<LayerSpecification> layers = {{"wide", kNumel}};
-  std::vector<std::unique_ptr<Client>> clients;
-  for (uint32_t rank = 0; rank < 2; ++rank) {
-    ClientOptions options = TestOptions(shards.addresses(), "toolarge", rank, 2);
-    options.merge_timeout = absl::Seconds(60);
-    options.reconnect_give_up_after = absl::Seconds(60);
-    auto client = Client::Connect(options, layers, 1);
-    ENTROGRAD_ASSERT_OK(client);
-    clients.push_back(std::move(*client));
-  }
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::vector<std::unique_ptr<Client>> clients,
+      ConnectRanks(shards, "toolarge", 2, layers, 1, [](ClientOptions& options) {
+        options.merge_timeout = absl::Seconds(60);
+        options.reconnect_give_up_after = absl::Seconds(60);
+      }));
   for (uint32_t rank = 0; rank < 2; ++rank) {
     ENTROGRAD_ASSERT_OK(clients[rank]->SendLayer(
         ConsecutiveRun(0, 0, kNumel, rank * kPerRank, kPerRank)));

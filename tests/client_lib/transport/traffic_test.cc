@@ -17,13 +17,8 @@ TEST(ClientTrafficTest, CountsPayloadBytesBothWays) {
   Shards shards(2);
   ASSERT_TRUE(shards.ok());
   const std::vector<LayerSpecification> layers = TestLayers(4);
-  std::vector<std::unique_ptr<Client>> clients;
-  for (uint32_t rank = 0; rank < kWorld; ++rank) {
-    auto client = Client::Connect(
-        TestOptions(shards.addresses(), "traffic", rank, kWorld), layers, 3);
-    ENTROGRAD_ASSERT_OK(client);
-    clients.push_back(std::move(*client));
-  }
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Client>> clients,
+                                 ConnectRanks(shards, "traffic", kWorld, layers, 3));
   std::vector<WorkerRun> runs(kWorld);
   std::vector<std::thread> threads;
   for (uint32_t rank = 0; rank < kWorld; ++rank) {

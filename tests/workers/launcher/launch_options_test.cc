@@ -40,6 +40,9 @@ TEST(LaunchOptionsTest, ErrorsNameTheFlag) {
       {"--rho", [](LaunchOptions& o) { o.rho = 0; }},
       {"--rho", [](LaunchOptions& o) { o.rho = 1.5; }},
       {"--rho", [](LaunchOptions& o) { o.rho = std::nan(""); }},
+      {"--threshold", [](LaunchOptions& o) { o.threshold = -0.5; }},
+      {"--threshold", [](LaunchOptions& o) { o.threshold = std::nan(""); }},
+      {"--threshold", [](LaunchOptions& o) { o.threshold = INFINITY; }},
       {"--epochs", [](LaunchOptions& o) { o.epochs = 0; }},
       {"--max_steps", [](LaunchOptions& o) { o.max_steps = -1; }},
       {"--batch_size", [](LaunchOptions& o) { o.batch_size = 0; }},
@@ -73,11 +76,37 @@ TEST(LaunchOptionsTest, ErrorsNameTheFlag) {
   }
 }
 
-TEST(LaunchOptionsTest, ThresholdMayExceedOne) {
+TEST(LaunchOptionsTest, CompressionDefaultsAreTheLibrarys) {
+  // The worker takes its defaults from CompressionOptions too: a run with
+  // default flags compresses as the library documents.
+  const LaunchOptions options;
+  const CompressionOptions library;
+  EXPECT_EQ(options.policy, KeepPolicyName(library.policy));
+  EXPECT_EQ(options.rho, library.rho);
+  EXPECT_EQ(options.threshold, library.threshold);
+  EXPECT_EQ(options.warmup_steps, library.warmup_steps);
+}
+
+TEST(LaunchOptionsTest, RhoIsAFractionUnderEveryPolicy) {
+  // --rho was once documented as the threshold of --policy=threshold; the
+  // worker refuses rho > 1 under every policy, so the launcher does too.
   LaunchOptions options;
   options.policy = "threshold";
-  options.rho = 2.5;  // a magnitude, not a fraction
+  options.rho = 2.5;
+  EXPECT_THAT(ValidateLaunchOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument, "--rho must be"));
+  options.rho = 0.01;
+  options.threshold = 2.5;  // a magnitude: any finite value >= 0
   ENTROGRAD_EXPECT_OK(ValidateLaunchOptions(options));
+}
+
+TEST(ChildCommandsTest, ThresholdReachesTheWorker) {
+  LaunchOptions options;
+  options.policy = "threshold";
+  options.threshold = 2.5;
+  EXPECT_THAT(WorkerArgs(options, 0, {"127.0.0.1:5000"}, "j"),
+              ::testing::IsSupersetOf(
+                  {"--policy=threshold", "--threshold=2.5", "--rho=0.01"}));
 }
 
 TEST(LaunchOptionsTest, MissingBinariesAreNamed) {
@@ -139,11 +168,11 @@ TEST(ChildCommandsTest, WorkerGetsEveryFlag) {
       WorkerArgs(options, 1, {"127.0.0.1:5000"}, "job-7"),
       ElementsAre("--shards=127.0.0.1:5000", "--world_size=2", "--rank=1",
                   "--job_id=job-7", "--policy=topk", "--rho=0.001",
-                  "--epochs=1", "--max_steps=20", "--batch_size=64", "--lr=0.1",
-                  "--momentum=0.9", "--seed=1", "--model=cnn", "--eval_every=0",
-                  "--eval_samples=0", "--validation=0", "--warmup_steps=0",
-                  "--value_type=f32", "--out=/tmp/run/rank1",
-                  "--checkpoint_interval=10",
+                  "--threshold=0.001", "--epochs=1", "--max_steps=20",
+                  "--batch_size=64", "--lr=0.1", "--momentum=0.9", "--seed=1",
+                  "--model=cnn", "--eval_every=0", "--eval_samples=0",
+                  "--validation=0", "--warmup_steps=0", "--value_type=f32",
+                  "--out=/tmp/run/rank1", "--checkpoint_interval=10",
                   "--data_dir=/usr/share/datasets/fashion-mnist",
                   "--log_level=debug", "--threads=1"));
 }

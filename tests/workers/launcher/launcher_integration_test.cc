@@ -1,25 +1,26 @@
 // The success path, end to end: entrograd-launch with the real aggregator
 // and the real Fashion-MNIST worker. Skipped while entrograd-worker is not
 // built (it needs LibTorch).
-#include <sys/wait.h>
-
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
-#include "workers/launcher/flat_json.h"
 #include "workers/launcher/launcher_test_util.h"
+#include "workers/run_format/run_summary.h"
 
 namespace entrograd::launcher::testing {
 namespace {
 
+using run_format::ParseRunSummaryJson;
+using run_format::RunSummary;
 using ::testing::HasSubstr;
 
 // Every test here runs the real worker, which needs LibTorch.
@@ -46,23 +47,16 @@ TEST_F(LauncherIntegrationTest, TwoWorkersTwentyStepsSucceed) {
   EXPECT_THAT(launcher->out(), HasSubstr("results in"));
 
   const std::string text = ReadFileOrEmpty(out + "/summary.json");
-  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FlatJsonObject summary,
-                                 ParseFlatJsonObject(text));
-  for (const char* key :
-       {"policy", "workers", "steps", "epochs", "rho", "test_accuracy",
-        "test_loss", "uplink_wire_bytes", "downlink_wire_bytes",
-        "dense_equivalent_bytes", "compression_ratio", "seconds",
-        "seconds_per_step", "replicas_identical"}) {
-    EXPECT_TRUE(summary.count(key)) << key << " missing in\n" << text;
-  }
-  EXPECT_EQ(summary["policy"].string, "entropy");
-  EXPECT_EQ(summary["workers"].number, 2);
-  EXPECT_EQ(summary["steps"].number, 20);
-  EXPECT_EQ(summary["replicas_identical"].type, JsonValue::Type::kBool);
-  EXPECT_TRUE(summary["replicas_identical"].boolean) << text;
-  EXPECT_GT(summary["compression_ratio"].number, 10) << text;
-  EXPECT_GT(summary["test_accuracy"].number, 0) << text;
-  EXPECT_GT(summary["uplink_wire_bytes"].number, 0) << text;
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(RunSummary summary, ParseRunSummaryJson(text));
+  EXPECT_EQ(summary.policy, "entropy");
+  EXPECT_EQ(summary.workers, 2);
+  EXPECT_EQ(summary.steps, 20);
+  EXPECT_TRUE(summary.replicas_identical) << text;
+  EXPECT_GT(summary.compression_ratio, 10) << text;
+  ASSERT_TRUE(summary.test_accuracy.has_value()) << text;
+  EXPECT_GT(*summary.test_accuracy, 0) << text;
+  EXPECT_TRUE(summary.test_loss.has_value()) << text;
+  EXPECT_GT(summary.bytes.uplink, 0) << text;
 
   EXPECT_THAT(ReadFileOrEmpty(out + "/summary.md"), HasSubstr("| policy |"));
   EXPECT_THAT(ReadFileOrEmpty(out + "/plot.svg"), HasSubstr("<polyline"));
@@ -85,21 +79,24 @@ TEST_F(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
   ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
   ASSERT_EQ(WEXITSTATUS(status), 0) << launcher->Output();
   const std::string text = ReadFileOrEmpty(out + "/summary.json");
-  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FlatJsonObject summary,
-                                 ParseFlatJsonObject(text));
-  EXPECT_EQ(summary["validation"].number, 5000) << text;
-  EXPECT_EQ(summary["warmup_steps"].number, 4) << text;
-  EXPECT_EQ(summary["value_type"].string, "bf16") << text;
-  EXPECT_EQ(summary["seed"].number, 1) << text;
-  EXPECT_EQ(summary["lr"].number, 0.1) << text;
-  ASSERT_EQ(summary["validation_accuracy"].type, JsonValue::Type::kNumber)
-      << text;
-  EXPECT_GT(summary["validation_accuracy"].number, 0.0) << text;
-  EXPECT_LE(summary["validation_accuracy"].number, 1.0) << text;
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(RunSummary summary, ParseRunSummaryJson(text));
+  EXPECT_EQ(summary.validation, 5000) << text;
+  EXPECT_EQ(summary.warmup_steps, 4) << text;
+  EXPECT_EQ(summary.value_type, "bf16") << text;
+  EXPECT_EQ(summary.seed, 1) << text;
+  EXPECT_EQ(summary.lr, 0.1) << text;
+  ASSERT_TRUE(summary.validation_accuracy.has_value()) << text;
+  EXPECT_GT(*summary.validation_accuracy, 0.0) << text;
+  EXPECT_LE(*summary.validation_accuracy, 1.0) << text;
   // Every periodic evaluation carries both accuracies.
-  EXPECT_THAT(text, ::testing::ContainsRegex(
-                        "\\{\"step\": 4, [^}]*\"validation_accuracy\": 0\\.[0-9]"));
-  EXPECT_TRUE(summary["replicas_identical"].boolean) << text;
+  ASSERT_FALSE(summary.evals.empty()) << text;
+  EXPECT_EQ(summary.evals[0].step, 4) << text;
+  for (const run_format::EvalEvent& eval : summary.evals) {
+    ASSERT_TRUE(eval.validation_accuracy.has_value()) << text;
+    EXPECT_GT(*eval.validation_accuracy, 0.0) << text;
+    EXPECT_TRUE(eval.validation_loss.has_value()) << text;
+  }
+  EXPECT_TRUE(summary.replicas_identical) << text;
   EXPECT_THAT(ReadFileOrEmpty(out + "/summary.md"),
               HasSubstr("| validation accuracy (last 5000 training images"));
 }
@@ -125,11 +122,11 @@ TEST_F(LauncherIntegrationTest, ShardsAndCutLayersEndBitwiseAsOneShard) {
     ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
     ASSERT_EQ(WEXITSTATUS(status), 0) << launcher->Output();
     const std::string text = ReadFileOrEmpty(out + "/summary.json");
-    ENTROGRAD_ASSERT_OK_AND_ASSIGN(FlatJsonObject summary,
-                                   ParseFlatJsonObject(text));
-    EXPECT_EQ(summary["shards"].number, std::stod(shards)) << text;
-    EXPECT_TRUE(summary["replicas_identical"].boolean) << text;
-    hashes.push_back(summary["params_hash"].string);
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(RunSummary summary,
+                                   ParseRunSummaryJson(text));
+    EXPECT_EQ(summary.shards, std::stoi(shards)) << text;
+    EXPECT_TRUE(summary.replicas_identical) << text;
+    hashes.push_back(summary.params_hash);
     if (shards == "3") {
       // Every shard served part of the job.
       for (int shard = 0; shard < 3; ++shard) {

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -16,19 +17,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
-#include "workers/launcher/flat_json.h"
 #include "workers/launcher/launcher_test_util.h"
 #include "workers/link_emulation/link_topology.h"
+#include "workers/run_format/run_summary.h"
 
 namespace entrograd::launcher::testing {
 namespace {
 
+using run_format::PhaseStats;
+using run_format::RunSummary;
+using run_format::StepBreakdown;
 using ::testing::HasSubstr;
-
-double Number(FlatJsonObject& summary, const char* key) {
-  EXPECT_EQ(summary[key].type, JsonValue::Type::kNumber) << key;
-  return summary[key].number;
-}
 
 // The namespaces `ip netns list` shows whose name holds `needle`.
 std::vector<std::string> NamespacesWith(const std::string& needle) {
@@ -55,8 +54,9 @@ class LauncherLinkTest : public ::testing::Test {
       GTEST_SKIP() << "link emulation unavailable: " << available.message();
     }
   }
-  absl::StatusOr<FlatJsonObject> Summary() {
-    return ParseFlatJsonObject(ReadFileOrEmpty(Out() + "/summary.json"));
+  absl::StatusOr<RunSummary> Summary() {
+    return run_format::ParseRunSummaryJson(
+        ReadFileOrEmpty(Out() + "/summary.json"));
   }
   std::string Out() const { return dir_.File("run"); }
 
@@ -73,43 +73,45 @@ TEST_F(LauncherLinkTest,
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(8)));
   ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
   ASSERT_EQ(WEXITSTATUS(status), 0) << launcher->Output();
-  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FlatJsonObject summary, Summary());
-  EXPECT_EQ(summary["model"].string, "wide");
-  EXPECT_EQ(Number(summary, "parameters"), 25832330);
-  EXPECT_EQ(Number(summary, "steps"), 4);
-  EXPECT_TRUE(summary["replicas_identical"].boolean)
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(RunSummary summary, Summary());
+  EXPECT_EQ(summary.model, "wide");
+  EXPECT_EQ(summary.parameters, 25832330);
+  EXPECT_EQ(summary.steps, 4);
+  EXPECT_TRUE(summary.replicas_identical)
       << "the ranks' parameters differ after training the wide model";
   // Sparse: far fewer bytes than the 103 MB dense gradient per rank-step.
-  EXPECT_GT(Number(summary, "compression_ratio"), 10);
+  EXPECT_GT(summary.compression_ratio, 10);
 
   // Periodic evaluation: steps 2 and 4, with increasing clocks.
-  const std::string json = ReadFileOrEmpty(Out() + "/summary.json");
-  EXPECT_THAT(json, HasSubstr("\"evals\": [{\"step\": 2, \"seconds\": "));
-  EXPECT_THAT(json, HasSubstr("}, {\"step\": 4, \"seconds\": "));
-  EXPECT_EQ(summary["eval_every"].number, 2);
+  ASSERT_EQ(summary.evals.size(), 2u);
+  EXPECT_EQ(summary.evals[0].step, 2);
+  EXPECT_EQ(summary.evals[1].step, 4);
+  EXPECT_LT(summary.evals[0].seconds, summary.evals[1].seconds);
+  EXPECT_EQ(summary.eval_every, 2);
   EXPECT_THAT(ReadFileOrEmpty(Out() + "/summary.md"),
               HasSubstr("| test accuracy at step 2 |"));
 
   // The breakdown: every phase present, ordered sanely.
-  EXPECT_EQ(Number(summary, "breakdown_samples"), 8) << "2 ranks x 4 steps";
-  for (const char* phase :
-       {"forward_backward", "compress", "wait", "apply", "step"}) {
-    const double median =
-        Number(summary, absl::StrCat(phase, "_seconds_median").c_str());
-    const double p90 =
-        Number(summary, absl::StrCat(phase, "_seconds_p90").c_str());
-    EXPECT_GE(median, 0) << phase;
-    EXPECT_GE(p90, median) << phase;
+  const StepBreakdown& breakdown = summary.breakdown;
+  EXPECT_EQ(breakdown.samples, 8) << "2 ranks x 4 steps";
+  for (const auto& [phase, stats] :
+       {std::pair<const char*, PhaseStats>{"forward_backward",
+                                           breakdown.forward_backward},
+        {"compress", breakdown.compress},
+        {"wait", breakdown.wait},
+        {"apply", breakdown.apply},
+        {"step", breakdown.step}}) {
+    EXPECT_GE(stats.median, 0) << phase;
+    EXPECT_GE(stats.p90, stats.median) << phase;
   }
-  EXPECT_GT(Number(summary, "forward_backward_seconds_median"), 0);
-  EXPECT_GT(Number(summary, "compress_seconds_median"), 0);
-  EXPECT_LE(Number(summary, "forward_backward_seconds_median") +
-                Number(summary, "compress_seconds_median"),
-            Number(summary, "step_seconds_p90") * 1.0001 +
-                Number(summary, "step_seconds_median"))
+  EXPECT_GT(breakdown.forward_backward.median, 0);
+  EXPECT_GT(breakdown.compress.median, 0);
+  EXPECT_LE(breakdown.forward_backward.median + breakdown.compress.median,
+            breakdown.step.p90 * 1.0001 + breakdown.step.median)
       << "parts larger than the whole";
-  EXPECT_GT(Number(summary, "train_seconds"), 0);
-  EXPECT_EQ(summary["link"].type, JsonValue::Type::kNull);
+  ASSERT_TRUE(summary.train_seconds.has_value());
+  EXPECT_GT(*summary.train_seconds, 0);
+  EXPECT_FALSE(summary.link.has_value());
 }
 
 // The smoke test of link emulation: 2 ranks, a few dense steps over
@@ -127,22 +129,24 @@ TEST_F(LauncherLinkTest, LinkEmulationLimitsTheRateAndLeavesNothingBehind) {
   ASSERT_EQ(WEXITSTATUS(status), 0) << launcher->Output();
   EXPECT_THAT(launcher->Output(),
               HasSubstr("link emulation: 3 network namespaces"));
-  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FlatJsonObject summary, Summary());
-  EXPECT_EQ(summary["link"].string, "100mbit");
-  const double payload = Number(summary, "wire_bytes");
-  const double on_links = Number(summary, "link_bytes");
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(RunSummary summary, Summary());
+  ASSERT_TRUE(summary.link.has_value());
+  EXPECT_EQ(summary.link->rate, "100mbit");
+  const double payload = static_cast<double>(summary.bytes.wire());
+  const double on_links = static_cast<double>(summary.link->total());
   // Dense: every non-zero of the 1.8 MB gradient (ReLU leaves some exact
   // zeros, which the encoder drops), 5 steps, 2 ranks.
-  EXPECT_GT(Number(summary, "uplink_wire_bytes"), 5 * 2 * 0.9e6);
+  EXPECT_GT(summary.bytes.uplink, 5 * 2 * 0.9e6);
   EXPECT_GE(on_links, payload)
       << "the interfaces carried less than the payload";
   EXPECT_LT(on_links, payload * 1.5) << "more than framing overhead";
+  ASSERT_TRUE(summary.train_seconds.has_value());
   const double downlink_rate_bits =
-      8 * Number(summary, "link_aggregator_sent_bytes") /
-      Number(summary, "train_seconds");
+      8 * static_cast<double>(summary.link->aggregator_sent) /
+      *summary.train_seconds;
   EXPECT_LE(downlink_rate_bits, 1.15e8)
       << "the aggregator sent faster than its 100mbit link allows";
-  EXPECT_TRUE(summary["replicas_identical"].boolean);
+  EXPECT_TRUE(summary.replicas_identical);
   EXPECT_THAT(NamespacesWith(absl::StrCat("eg", launcher->pid(), "-")),
               ::testing::IsEmpty());
 }
@@ -171,11 +175,12 @@ TEST_F(LauncherLinkTest, EveryShardGetsItsOwnNamespaceAndLink) {
                 HasSubstr("job \"two-shards\" created"))
         << "shard " << shard << " served nothing";
   }
-  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FlatJsonObject summary, Summary());
-  EXPECT_EQ(Number(summary, "shards"), 2);
-  EXPECT_TRUE(summary["replicas_identical"].boolean);
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(RunSummary summary, Summary());
+  EXPECT_EQ(summary.shards, 2);
+  EXPECT_TRUE(summary.replicas_identical);
   // Dense: the shards sent each rank the merged gradient, ~1.8 MB a step.
-  EXPECT_GT(Number(summary, "link_aggregator_sent_bytes"), 3 * 2 * 0.9e6);
+  ASSERT_TRUE(summary.link.has_value());
+  EXPECT_GT(summary.link->aggregator_sent, 3 * 2 * 0.9e6);
   EXPECT_THAT(NamespacesWith(absl::StrCat("eg", launcher->pid(), "-")),
               ::testing::IsEmpty());
 }

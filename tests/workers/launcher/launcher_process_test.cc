@@ -205,11 +205,29 @@ TEST_F(LauncherProcessTest, SilentAggregatorTimesOut) {
   EXPECT_EQ(ReadWorkerPid(dir_.path(), 0), -1);  // no worker was started
 }
 
+TEST_F(LauncherProcessTest, ThresholdFlagReachesTheWorker) {
+  // The stand-in writes its command line, then fails: the run stops there.
+  std::vector<std::string> flags = Flags(
+      1,
+      absl::StrCat("echo \"$@\" > '", dir_.path(), "/args'\"$rank\"\nexit 3"));
+  flags.push_back("--policy=threshold");
+  flags.push_back("--threshold=2.5");
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(auto launcher, StartLauncher(flags));
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(kRunTimeout));
+  ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
+  EXPECT_EQ(WEXITSTATUS(status), 1) << launcher->Output();
+  const std::string args = ReadFileOrEmpty(dir_.File("args0"));
+  EXPECT_THAT(args, HasSubstr("--policy=threshold")) << args;
+  EXPECT_THAT(args, HasSubstr("--threshold=2.5")) << args;
+}
+
 TEST_F(LauncherProcessTest, BadFlagsExit2NamingTheFlag) {
   for (const auto& [flag, name] :
        std::vector<std::pair<std::string, std::string>>{
            {"--workers=0", "--workers"},
            {"--policy=random", "--policy"},
+           {"--rho=2.5", "--rho"},
+           {"--threshold=-1", "--threshold"},
            {"--worker_bin=/nonexistent/worker", "--worker_bin"}}) {
     ENTROGRAD_ASSERT_OK_AND_ASSIGN(
         auto launcher,

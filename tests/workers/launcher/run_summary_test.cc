@@ -6,13 +6,21 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
-#include "workers/launcher/flat_json.h"
 #include "workers/launcher/launcher_test_util.h"
 #include "workers/launcher/run_record.h"
+#include "workers/run_format/run_summary.h"
+#include "workers/run_format/worker_event.h"
 
 namespace entrograd::launcher {
 namespace {
 
+using run_format::DoneEvent;
+using run_format::EpochEvent;
+using run_format::ParseRunSummaryJson;
+using run_format::RunSummary;
+using run_format::StartEvent;
+using run_format::StepEvent;
+using run_format::WireBytes;
 using ::testing::HasSubstr;
 
 StepEvent Step(int rank, int64_t epoch, int64_t step, double loss, int64_t up,
@@ -143,43 +151,53 @@ TEST(RunSummaryTest, DifferentHashesAreNotIdentical) {
   EXPECT_FALSE(SummarizeRun(Options(), "j", partial, 1).replicas_identical);
 }
 
-TEST(RunSummaryTest, JsonHasEveryKeyWithItsValue) {
-  const RunSummary summary =
-      SummarizeRun(Options(), "job-1", TwoRankRecord(), 9.0);
-  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FlatJsonObject json,
-                                 ParseFlatJsonObject(SummaryJson(summary)));
-  for (const char* key :
-       {"policy", "workers", "steps", "epochs", "rho", "test_accuracy",
-        "test_loss", "uplink_wire_bytes", "downlink_wire_bytes",
-        "dense_equivalent_bytes", "compression_ratio", "seconds",
-        "seconds_per_step", "replicas_identical"}) {
-    EXPECT_TRUE(json.count(key)) << key;
-  }
-  EXPECT_EQ(json["policy"].string, "topk");
-  EXPECT_EQ(json["workers"].number, 2);
-  EXPECT_EQ(json["steps"].number, 4);
-  EXPECT_EQ(json["epochs"].number, 2);
-  EXPECT_EQ(json["rho"].number, 0.01);
-  EXPECT_EQ(json["test_accuracy"].number, 0.75);
-  EXPECT_EQ(json["test_loss"].number, 0.6);
-  EXPECT_EQ(json["uplink_wire_bytes"].number, 800);
-  EXPECT_EQ(json["downlink_wire_bytes"].number, 2400);
-  EXPECT_EQ(json["dense_equivalent_bytes"].number, 320000);
-  EXPECT_EQ(json["compression_ratio"].number, 100);
-  EXPECT_EQ(json["seconds"].number, 4);
-  EXPECT_EQ(json["seconds_per_step"].number, 1);
-  EXPECT_EQ(json["replicas_identical"].type, JsonValue::Type::kBool);
-  EXPECT_TRUE(json["replicas_identical"].boolean);
-  EXPECT_EQ(json["job_id"].string, "job-1");
+TEST(RunSummaryTest, WrittenJsonReadsBackAsTheSummary) {
+  testing::TempDir dir;
+  const RunRecord record = TwoRankRecord();
+  const RunSummary summary = SummarizeRun(Options(), "job-1", record, 9.0);
+  ENTROGRAD_ASSERT_OK(WriteRunResults(dir.path(), summary, record));
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      RunSummary json,
+      ParseRunSummaryJson(testing::ReadFileOrEmpty(dir.File("summary.json"))));
+  EXPECT_EQ(json.job_id, "job-1");
+  EXPECT_EQ(json.policy, "topk");
+  EXPECT_EQ(json.workers, 2);
+  EXPECT_EQ(json.steps, 4);
+  EXPECT_EQ(json.epochs, 2);
+  EXPECT_EQ(json.rho, 0.01);
+  EXPECT_EQ(json.threshold, Options().threshold);
+  EXPECT_EQ(json.test_accuracy, 0.75);
+  EXPECT_EQ(json.test_loss, 0.6);
+  EXPECT_EQ(json.bytes.uplink, 800);
+  EXPECT_EQ(json.bytes.downlink, 2400);
+  EXPECT_EQ(json.bytes.dense_equivalent, 320000);
+  EXPECT_EQ(json.compression_ratio, 100);
+  EXPECT_EQ(json.seconds, 4);
+  EXPECT_EQ(json.seconds_per_step, 1);
+  EXPECT_TRUE(json.replicas_identical);
+  EXPECT_EQ(json.params_hash, "0123abcd");
+  EXPECT_EQ(json.breakdown.samples, 8);
 }
 
-TEST(RunSummaryTest, MissingAccuracyIsNull) {
+TEST(RunSummaryTest, MissingAccuracyIsAbsent) {
   RunRecord record(1);
   const RunSummary summary = SummarizeRun(Options(), "j", record, 1);
-  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FlatJsonObject json,
-                                 ParseFlatJsonObject(SummaryJson(summary)));
-  EXPECT_EQ(json["test_accuracy"].type, JsonValue::Type::kNull);
-  EXPECT_EQ(json["compression_ratio"].number, 0);
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      RunSummary json,
+      ParseRunSummaryJson(run_format::FormatRunSummaryJson(summary)));
+  EXPECT_FALSE(json.test_accuracy.has_value());
+  EXPECT_EQ(json.compression_ratio, 0);
+}
+
+TEST(RunSummaryTest, ThresholdPolicyShowsItsThresholdNotRho) {
+  LaunchOptions options = Options();
+  options.policy = "threshold";
+  options.threshold = 0.025;
+  const RunSummary summary = SummarizeRun(options, "j", TwoRankRecord(), 1);
+  EXPECT_EQ(summary.threshold, 0.025);
+  const std::string md = SummaryMarkdown(summary);
+  EXPECT_THAT(md, HasSubstr("Policy `threshold` (threshold 0.025) on 2"));
+  EXPECT_THAT(md, HasSubstr("| threshold | 0.025 |\n"));
 }
 
 TEST(RunSummaryTest, MarkdownIsATableWithAHeader) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "support/status_matchers.h"
 #include "workers/link_emulation/link_emulation_check.h"
 #include "workers/link_emulation/netns_test_util.h"
@@ -139,22 +140,22 @@ TEST_F(NetnsCliTest, HostsTalkAndTheirTrafficIsCounted) {
   EXPECT_THAT(json, HasSubstr("{\"link\":\"1gbit\",\"rate_bits_per_second\":"
                               "1000000000,\"hosts\":["));
   const std::string prefix = absl::StrCat("eg", netns->pid(), "-");
-  long long rx[2] = {-1, -1};
-  long long tx[2] = {-1, -1};
+  const nlohmann::json parsed =
+      nlohmann::json::parse(json, nullptr,
+                            /*allow_exceptions=*/false);
+  ASSERT_FALSE(parsed.is_discarded()) << json;
+  ASSERT_EQ(parsed.value("hosts", nlohmann::json::array()).size(), 2u) << json;
+  int64_t rx[2] = {-1, -1};
+  int64_t tx[2] = {-1, -1};
   for (int host = 0; host < 2; ++host) {
-    const std::string head =
-        absl::StrCat("{\"host\":", host, ",\"namespace\":\"", prefix);
-    const std::string address =
-        absl::StrCat("\"address\":\"10.213.0.", host + 1, "\",");
-    size_t at = json.find(head);
-    ASSERT_NE(at, std::string::npos) << head << " not in " << json;
-    at = json.find(address, at);
-    ASSERT_NE(at, std::string::npos) << address << " not in " << json;
-    ASSERT_EQ(std::sscanf(json.c_str() + at + address.size(),
-                          "\"rx_bytes\":%lld,\"tx_bytes\":%lld", &rx[host],
-                          &tx[host]),
-              2)
+    const nlohmann::json& entry = parsed["hosts"][host];
+    EXPECT_EQ(entry.value("host", -1), host) << json;
+    EXPECT_THAT(entry.value("namespace", ""), ::testing::StartsWith(prefix))
         << json;
+    EXPECT_EQ(entry.value("address", ""), absl::StrCat("10.213.0.", host + 1))
+        << json;
+    rx[host] = entry.value("rx_bytes", int64_t{-1});
+    tx[host] = entry.value("tx_bytes", int64_t{-1});
   }
   EXPECT_GE(tx[1], kBytes) << json;
   EXPECT_GE(rx[0], kBytes) << json;

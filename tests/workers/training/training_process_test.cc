@@ -9,17 +9,15 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "aggregator/process/aggregator_process.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "support/event_field.h"
+#include "support/worker_output.h"
 
 #ifndef ENTROGRAD_WORKER_PATH
 #error "ENTROGRAD_WORKER_PATH must name the entrograd-worker binary"
@@ -30,25 +28,17 @@ namespace {
 
 constexpr char kDataDir[] = "/usr/share/datasets/fashion-mnist";
 
-using ::entrograd::testing::DoneField;
-using ::entrograd::testing::EventField;
-
 // Every "step" event's params_hash of one rank's stdout, by step.
 std::map<int64_t, std::string> StepHashes(const std::string& output) {
   std::map<int64_t, std::string> hashes;
-  for (absl::string_view line : absl::StrSplit(output, '\n')) {
-    if (!absl::StrContains(line, "\"event\":\"step\"")) continue;
-    int64_t step = -1;
-    if (absl::SimpleAtoi(EventField(line, "step"), &step)) {
-      hashes[step] = EventField(line, "params_hash");
-    }
+  for (const run_format::StepEvent& step :
+       WorkerEventsOf<run_format::StepEvent>(output)) {
+    hashes[step.step] = step.params_hash;
   }
   return hashes;
 }
 
-std::string DoneHash(const std::string& output) {
-  return DoneField(output, "params_hash");
-}
+std::string DoneHash(const std::string& output) { return DoneHashOf(output); }
 
 class TrainingProcessTest : public ::testing::Test {
  protected:
@@ -157,7 +147,10 @@ TEST_F(TrainingProcessTest, AggregatorKilledAndRestartedChangesNoBit) {
   std::vector<std::string> outputs = WaitAll(workers);
   for (int rank = 0; rank < kWorld; ++rank) {
     EXPECT_EQ(DoneHash(outputs[rank]), expected) << "rank " << rank;
-    EXPECT_NE(DoneField(outputs[rank], "reconnects"), "0")
+    const std::optional<run_format::DoneEvent> done =
+        DoneEventOf(outputs[rank]);
+    ASSERT_TRUE(done.has_value()) << "rank " << rank << " did not finish";
+    EXPECT_GT(done->reconnects, 0)
         << "rank " << rank << " never reconnected: the kill missed the run";
   }
 }

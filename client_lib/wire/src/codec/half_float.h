@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "codec/little_endian.h"
+#include "absl/base/casts.h"
 
 namespace entrograd::codec_internal {
 
@@ -47,7 +47,7 @@ inline uint32_t ShiftRightRoundEven(uint32_t value, int shift) {
 // FloatToHalf of codec.h. Never called with NaN on the encode path (the
 // encoder rejects it first); it maps to a quiet NaN, and +-inf saturates.
 inline uint16_t FloatToHalfBits(float value, bool* saturated) {
-  const uint32_t bits = FloatBits(value);
+  const uint32_t bits = absl::bit_cast<uint32_t>(value);
   const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   const uint32_t abs = bits & kF32AbsMask;
   if (abs > kF32ExpMask) return sign | kHalfQuietNan;  // NaN: not for the wire
@@ -79,20 +79,20 @@ inline float HalfBitsToFloat(uint16_t bits) {
   const uint32_t exponent = (bits >> 10) & 0x1Fu;
   const uint32_t mantissa = bits & 0x3FFu;
   if (exponent == 0x1F) {  // inf / NaN
-    return FloatFromBits(sign | kF32ExpMask | (mantissa << 13));
+    return absl::bit_cast<float>(sign | kF32ExpMask | (mantissa << 13));
   }
   if (exponent == 0) {
     // Zero or subnormal: mantissa * 2^-24, exact in float.
     const float magnitude = static_cast<float>(mantissa) * (1.0f / 16777216.0f);
-    return FloatFromBits(sign | FloatBits(magnitude));
+    return absl::bit_cast<float>(sign | absl::bit_cast<uint32_t>(magnitude));
   }
-  return FloatFromBits(sign | ((exponent + 127u - 15u) << 23) |
-                       (mantissa << 13));
+  return absl::bit_cast<float>(sign | ((exponent + 127u - 15u) << 23) |
+                               (mantissa << 13));
 }
 
 // FloatToBfloat16 of codec.h; NaN and inf as FloatToHalfBits.
 inline uint16_t FloatToBfloat16Bits(float value, bool* saturated) {
-  const uint32_t bits = FloatBits(value);
+  const uint32_t bits = absl::bit_cast<uint32_t>(value);
   const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   const uint32_t abs = bits & kF32AbsMask;
   if (abs > kF32ExpMask) return sign | kBf16QuietNan;
@@ -108,7 +108,7 @@ inline uint16_t FloatToBfloat16Bits(float value, bool* saturated) {
 
 // Bfloat16ToFloat of codec.h: the top half of a float, exact.
 inline float Bfloat16BitsToFloat(uint16_t bits) {
-  return FloatFromBits(static_cast<uint32_t>(bits) << 16);
+  return absl::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
 }
 
 }  // namespace entrograd::codec_internal

@@ -6,7 +6,6 @@
 #define ENTROGRAD_CODEC_LITTLE_ENDIAN_H_
 
 #include <cstdint>
-#include <cstring>
 
 namespace entrograd::codec_internal {
 
@@ -32,19 +31,6 @@ inline uint32_t LoadLe32(const char* in) {
   return static_cast<uint32_t>(b[0]) | (static_cast<uint32_t>(b[1]) << 8) |
          (static_cast<uint32_t>(b[2]) << 16) |
          (static_cast<uint32_t>(b[3]) << 24);
-}
-
-// The IEEE bit pattern of a float and back (memcpy: no aliasing UB).
-inline uint32_t FloatBits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
-inline float FloatFromBits(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof(value));
-  return value;
 }
 
 }  // namespace entrograd::codec_internal

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -111,7 +112,7 @@ EncodedPayload WriteDensePayload(ValueType type,
 
 // A dense element is left out of a sparse encoding only when it is +0.0
 // (all bits zero): -0.0 is kept so that f32 payloads round-trip bitwise.
-bool IsOmittable(float value) { return codec_internal::FloatBits(value) == 0; }
+bool IsOmittable(float value) { return absl::bit_cast<uint32_t>(value) == 0; }
 
 // Count and delta-varint size of the kept elements in one pass, without
 // materialising their indices (a dense layer may have 25M elements).

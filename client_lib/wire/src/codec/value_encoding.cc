@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "absl/base/casts.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -28,7 +29,7 @@ absl::Status NonFiniteError(absl::string_view field, uint64_t position,
 struct F32Writer {
   static constexpr int kBytes = 4;
   static void Write(float value, char* out, int64_t* /*saturated*/) {
-    StoreLe32(FloatBits(value), out);
+    StoreLe32(absl::bit_cast<uint32_t>(value), out);
   }
 };
 struct F16Writer {
@@ -95,7 +96,7 @@ absl::Status ReadF32(absl::string_view bytes, float* out) {
     if ((bits & kExponent) == kExponent) {
       return NonFiniteError("value_bytes", j, (bits & 0x7FFFFFu) != 0);
     }
-    out[j] = FloatFromBits(bits);
+    out[j] = absl::bit_cast<float>(bits);
   }
   return absl::OkStatus();
 }
@@ -108,12 +109,12 @@ absl::Status CheckFinite(absl::Span<const float> values,
   // always finite), then a search for the position only on failure.
   uint32_t any_all_ones_exponent = 0;
   for (float value : values) {
-    any_all_ones_exponent |=
-        static_cast<uint32_t>((FloatBits(value) & kExponent) == kExponent);
+    any_all_ones_exponent |= static_cast<uint32_t>(
+        (absl::bit_cast<uint32_t>(value) & kExponent) == kExponent);
   }
   if (any_all_ones_exponent == 0) return absl::OkStatus();
   for (size_t j = 0; j < values.size(); ++j) {
-    const uint32_t bits = FloatBits(values[j]);
+    const uint32_t bits = absl::bit_cast<uint32_t>(values[j]);
     if ((bits & kExponent) == kExponent) {
       return NonFiniteError(field, j, (bits & 0x7FFFFFu) != 0);
     }

@@ -1,0 +1,91 @@
+// entrograd-worker's flags: every default is WorkerConfig's, whose
+// compression and client defaults are the library's own (the worker once
+// defaulted --dense_below to 1000 while the library documents 1024), and
+// every flag reaches the config.
+#include "workers/fashion_mnist/worker_flags.h"
+
+#include <string>
+#include <vector>
+
+#include "entrograd/client.h"
+#include "entrograd/compression_options.h"
+#include "gtest/gtest.h"
+#include "support/status_matchers.h"
+
+namespace entrograd::workers {
+namespace {
+
+absl::StatusOr<WorkerConfig> Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "entrograd-worker");
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  return WorkerConfigFromFlags(static_cast<int>(argv.size()), argv.data());
+}
+
+// ctest runs every test in a process of its own, so each parses the flags
+// from their defaults.
+TEST(WorkerFlagsTest, DefaultsAreTheOptionsStructs) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(const WorkerConfig config, Parse({}));
+  const CompressionOptions compression;
+  EXPECT_EQ(config.policy, compression.policy);
+  EXPECT_EQ(config.rho, compression.rho);
+  EXPECT_EQ(config.threshold, compression.threshold);
+  EXPECT_EQ(config.intervals, compression.intervals);
+  EXPECT_EQ(config.dense_below, compression.dense_below);
+  EXPECT_EQ(config.dense_below, 1024);
+  EXPECT_EQ(config.warmup_steps, compression.warmup_steps);
+  const ClientOptions client;
+  EXPECT_EQ(config.merge_timeout, client.merge_timeout);
+  EXPECT_EQ(config.partition_bytes, client.partition_bytes);
+  EXPECT_EQ(config.value_type, client.value_type);
+
+  const WorkerConfig defaults;
+  EXPECT_EQ(config.shards, defaults.shards);
+  EXPECT_EQ(config.job_id, defaults.job_id);
+  EXPECT_EQ(config.world_size, defaults.world_size);
+  EXPECT_EQ(config.rank, defaults.rank);
+  EXPECT_EQ(config.token, defaults.token);
+  EXPECT_EQ(config.tls_ca_file, defaults.tls_ca_file);
+  EXPECT_EQ(config.tls_cert_file, defaults.tls_cert_file);
+  EXPECT_EQ(config.tls_key_file, defaults.tls_key_file);
+  EXPECT_EQ(config.epochs, defaults.epochs);
+  EXPECT_EQ(config.max_steps, defaults.max_steps);
+  EXPECT_EQ(config.batch_size, defaults.batch_size);
+  EXPECT_EQ(config.learning_rate, defaults.learning_rate);
+  EXPECT_EQ(config.momentum, defaults.momentum);
+  EXPECT_EQ(config.seed, defaults.seed);
+  EXPECT_EQ(config.model, defaults.model);
+  EXPECT_EQ(config.eval_every, defaults.eval_every);
+  EXPECT_EQ(config.eval_samples, defaults.eval_samples);
+  EXPECT_EQ(config.data_dir, defaults.data_dir);
+  EXPECT_EQ(config.out_dir, defaults.out_dir);
+  EXPECT_EQ(config.checkpoint_interval, defaults.checkpoint_interval);
+  EXPECT_EQ(config.resume, defaults.resume);
+  EXPECT_EQ(config.validation, defaults.validation);
+  EXPECT_EQ(config.threads, defaults.threads);
+  EXPECT_EQ(config.metrics_listen, defaults.metrics_listen);
+  EXPECT_EQ(config.per_layer_metrics, defaults.per_layer_metrics);
+}
+
+TEST(WorkerFlagsTest, ThresholdReachesTheConfig) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      const WorkerConfig config,
+      Parse({"--policy=threshold", "--threshold=2.5", "--dense_below=10"}));
+  EXPECT_EQ(config.policy, KeepPolicy::kThreshold);
+  EXPECT_EQ(config.threshold, 2.5);  // a magnitude: may exceed 1
+  EXPECT_EQ(config.dense_below, 10);
+}
+
+TEST(WorkerFlagsTest, RhoAboveOneIsNamedUnderThresholdToo) {
+  EXPECT_THAT(Parse({"--policy=threshold", "--rho=2.5"}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "--rho"));
+}
+
+TEST(WorkerFlagsTest, NegativeThresholdIsNamed) {
+  EXPECT_THAT(
+      Parse({"--threshold=-1"}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "--threshold"));
+}
+
+}  // namespace
+}  // namespace entrograd::workers
