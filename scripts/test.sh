@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine (packages), builds everything once and
-# runs the whole test suite in parallel; then the sanitizer build (ASan +
-# UBSan + LSan) of the core, codec, merge, registry, service and transport
-# tests, and each libFuzzer harness for 60 s from its seed corpus.
+# runs the whole test suite in parallel; then the sanitizer builds (ASan +
+# UBSan + LSan of the core, codec, merge, registry, service and transport
+# tests; TSan of the concurrent ones), and the libFuzzer harnesses for 60 s
+# each from their seed corpora.
 # This is the README's test command and what .ci/run calls.
 # ENTROGRAD_SANITIZERS=0 skips the sanitizer builds and the fuzzing (for a
 # quick local run); arguments go to the main ctest run.

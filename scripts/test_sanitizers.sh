@@ -6,13 +6,16 @@
 # LibTorch, no benchmarks, no CUDA in these builds: only what the tests
 # below need. Called by scripts/test.sh; also usable alone.
 #
-# `tsan` builds the service and transport tests with ThreadSanitizer. It is
-# not part of the default run: Debian's Abseil is not instrumented, so TSan
-# cannot see absl::Mutex's synchronisation and reports every access guarded
-# by one as a race (71 of 83 tests on 2026-12-03). It needs an Abseil built
-# with -fsanitize=thread.
+# `tsan` builds the concurrent tests (gRPC service, merge pool and rounds,
+# job registry, client transport) with ThreadSanitizer; any race report
+# fails the test. Debian's Abseil and gRPC are not instrumented: each test
+# binary of that build links tests/sanitizers/, which teaches TSan their
+# synchronisation (absl::Mutex, CondVar, Notification; gRPC's batch
+# completions, a server call's OnDone, the server's Shutdown), and
+# tests/tsan.supp only stops TSan checking the accesses those libraries
+# make themselves (each entry says why). scripts/test.sh runs both modes.
 #
-# Usage: bash scripts/test_sanitizers.sh [asan|tsan]...   (default: asan)
+# Usage: bash scripts/test_sanitizers.sh [asan|tsan]...   (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,10 +31,13 @@ ASAN_TESTS=(
   aggregator_failures_test client_transport_test
   tools_npy_header_test tools_array_file_reader_test
 )
-# The concurrent parts: the gRPC service and the client transport.
+# The concurrent parts: the gRPC service, the merge pool and rounds, the
+# job registry, and the client transport.
 TSAN_TESTS=(
   aggregator_reactor_sink_test aggregator_merge_rounds_test aggregator_bad_input_test
-  aggregator_failures_test client_transport_test
+  aggregator_failures_test aggregator_merge_pool_test aggregator_exchange_session_test
+  aggregator_merge_round_test aggregator_job_registry_test
+  client_transport_test
 )
 
 # configure_and_build DIR SANITIZERS TARGET...
@@ -61,7 +67,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp"
 
 modes=("$@")
-((${#modes[@]})) || modes=(asan)
+((${#modes[@]})) || modes=(asan tsan)
 for mode in "${modes[@]}"; do
   case "$mode" in
     asan) echo "sanitizers: ASan + UBSan"; configure_and_build build-asan address,undefined "${ASAN_TESTS[@]}" ;;
