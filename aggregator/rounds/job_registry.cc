@@ -14,6 +14,7 @@
 #include "aggregator/rounds/round_error.h"
 #include "entrograd/common/log.h"
 #include "entrograd/codec.h"
+#include "entrograd/wire/grpc_status.h"
 #include "entrograd/wire/payload_proto.h"
 
 namespace entrograd::aggregator {
@@ -107,9 +108,11 @@ absl::StatusOr<MemberId> JobRegistry::Join(
     UpdateGaugesLocked();
   }
   if (replaced != nullptr) {
-    replaced->Close(absl::AbortedError(
-        absl::StrCat("rank ", join.rank(), " was replaced by incarnation ",
-                     join.incarnation())));
+    replaced->Close(WithStreamEndReason(
+        absl::AbortedError(absl::StrCat("rank ", join.rank(),
+                                        " was replaced by incarnation ",
+                                        join.incarnation())),
+        v1::STREAM_END_REASON_RANK_REPLACED));
   }
   return id;
 }

@@ -3,6 +3,8 @@
 #include <optional>
 #include <string>
 
+#include "entrograd/wire/grpc_status.h"
+
 namespace entrograd::aggregator {
 
 namespace {
@@ -22,7 +24,8 @@ ExchangeReactor::ExchangeReactor(grpc::CallbackServerContext* context,
                                  const TokenStore* tokens,
                                  AggregatorMetrics& metrics, MergePool* pool,
                                  int64_t max_stream_queue_bytes)
-    : sink_(std::make_shared<ReactorSink>(static_cast<StreamWriter*>(this),
+    : context_(context),
+      sink_(std::make_shared<ReactorSink>(static_cast<StreamWriter*>(this),
                                           max_stream_queue_bytes)),
       session_(static_cast<StreamReader*>(this), sink_, registry, pool,
                metrics) {
@@ -41,6 +44,15 @@ ExchangeReactor::ExchangeReactor(grpc::CallbackServerContext* context,
 }
 
 ExchangeReactor::~ExchangeReactor() = default;
+
+void ExchangeReactor::FinishStream(const absl::Status& status) {
+  const v1::StreamEndReason reason = StreamEndReasonOf(status);
+  if (reason != v1::STREAM_END_REASON_UNSPECIFIED) {
+    context_->AddTrailingMetadata(std::string(kStreamEndReasonKey),
+                                  v1::StreamEndReason_Name(reason));
+  }
+  Finish(ToGrpcStatus(status));
+}
 
 void ExchangeReactor::OnDone() {
   sink_->Detach();

@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <memory>
 
+#include "aggregator/auth/token_store.h"
 #include "aggregator/metrics/aggregator_metrics.h"
 #include "aggregator/rounds/job_registry.h"
-#include "aggregator/auth/token_store.h"
 #include "aggregator/service/exchange_session.h"
 #include "aggregator/service/merge_pool.h"
 #include "aggregator/service/reactor_sink.h"
@@ -46,12 +46,14 @@ class ExchangeReactor
   void StartMessageWrite(const v1::AggregatorMessage* message) override {
     StartWrite(message);
   }
-  void FinishStream(const grpc::Status& status) override { Finish(status); }
+  // Sends the status's StreamEndReason, if any, as trailing metadata.
+  void FinishStream(const absl::Status& status) override;
   // StreamReader, for the session.
   void StartMessageRead(v1::WorkerMessage* message) override {
     StartRead(message);
   }
 
+  grpc::CallbackServerContext* const context_;  // owned by gRPC
   const std::shared_ptr<ReactorSink> sink_;
   ExchangeSession session_;
 };

@@ -1,7 +1,6 @@
 #include "aggregator/service/reactor_sink.h"
 
 #include "absl/strings/str_cat.h"
-#include "entrograd/wire/grpc_status.h"
 
 namespace entrograd::aggregator {
 
@@ -13,7 +12,7 @@ namespace entrograd::aggregator {
 
 void ReactorSink::Send(std::shared_ptr<const v1::AggregatorMessage> message) {
   const v1::AggregatorMessage* to_write = nullptr;
-  std::optional<grpc::Status> finish;
+  std::optional<absl::Status> finish;
   StreamWriter* writer = nullptr;
   {
     absl::MutexLock lock(&mutex_);
@@ -56,8 +55,7 @@ void ReactorSink::EndSlowReaderLocked(int64_t refused_bytes) {
     sizes_.clear();
     queued_bytes_ = 0;
   }
-  finish_after_writes_ = grpc::Status(
-      grpc::StatusCode::RESOURCE_EXHAUSTED,
+  finish_after_writes_ = absl::ResourceExhaustedError(
       absl::StrCat("the worker reads too slowly: ", held, " bytes queued + ",
                    refused_bytes,
                    " > the stream queue bound --max_stream_queue_bytes = ",
@@ -65,7 +63,7 @@ void ReactorSink::EndSlowReaderLocked(int64_t refused_bytes) {
                    "; reconnect (the shard sends its answers again)"));
 }
 
-std::optional<grpc::Status> ReactorSink::TakeFinishLocked() {
+std::optional<absl::Status> ReactorSink::TakeFinishLocked() {
   if (finished_ || !finish_after_writes_.has_value() || writing_ ||
       holds_ > 0 || writer_ == nullptr) {
     return std::nullopt;
@@ -78,14 +76,14 @@ std::optional<grpc::Status> ReactorSink::TakeFinishLocked() {
 }
 
 void ReactorSink::Close(const absl::Status& status) {
-  std::optional<grpc::Status> finish;
+  std::optional<absl::Status> finish;
   StreamWriter* writer = nullptr;
   {
     absl::MutexLock lock(&mutex_);
     if (writer_ == nullptr || finished_ || finish_after_writes_.has_value()) {
       return;
     }
-    finish_after_writes_ = ToGrpcStatus(status);
+    finish_after_writes_ = status;
     // Else finished after the write in flight, or at the last Release.
     finish = TakeFinishLocked();
     if (!finish.has_value()) return;
@@ -96,7 +94,7 @@ void ReactorSink::Close(const absl::Status& status) {
 
 void ReactorSink::WriteDone(bool ok) {
   const v1::AggregatorMessage* to_write = nullptr;
-  std::optional<grpc::Status> finish;
+  std::optional<absl::Status> finish;
   StreamWriter* writer = nullptr;
   {
     absl::MutexLock lock(&mutex_);
@@ -122,9 +120,8 @@ void ReactorSink::WriteDone(bool ok) {
       sizes_.clear();
       queued_bytes_ = 0;
       if (!finish_after_writes_.has_value()) {
-        finish_after_writes_ =
-            grpc::Status(grpc::StatusCode::CANCELLED,
-                         "writing to the worker failed; the stream is closed");
+        finish_after_writes_ = absl::CancelledError(
+            "writing to the worker failed; the stream is closed");
       }
       finish = TakeFinishLocked();
       if (!finish.has_value()) return;
@@ -149,7 +146,7 @@ void ReactorSink::Hold() {
 }
 
 void ReactorSink::Release() {
-  std::optional<grpc::Status> finish;
+  std::optional<absl::Status> finish;
   StreamWriter* writer = nullptr;
   {
     absl::MutexLock lock(&mutex_);

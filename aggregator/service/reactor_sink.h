@@ -33,10 +33,10 @@
 #include <memory>
 #include <optional>
 
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "aggregator/rounds/stream_sink.h"
-#include "entrograd/v1/aggregator.grpc.pb.h"
-#include "grpcpp/grpcpp.h"
+#include "entrograd/v1/aggregator.pb.h"
 
 namespace entrograd::aggregator {
 
@@ -49,8 +49,9 @@ class StreamWriter {
   virtual ~StreamWriter() = default;
   // Starts writing `message`, which stays alive until WriteDone.
   virtual void StartMessageWrite(const v1::AggregatorMessage* message) = 0;
-  // Ends the stream with `status`.
-  virtual void FinishStream(const grpc::Status& status) = 0;
+  // Ends the stream with `status` (its StreamEndReason payload included,
+  // entrograd/wire/grpc_status.h).
+  virtual void FinishStream(const absl::Status& status) = 0;
 };
 
 class ReactorSink : public StreamSink {
@@ -93,7 +94,7 @@ class ReactorSink : public StreamSink {
   // The status to finish the stream with now, when a finish waits and
   // neither a write nor a hold is out (and marks the stream finished); else
   // nullopt.
-  std::optional<grpc::Status> TakeFinishLocked()
+  std::optional<absl::Status> TakeFinishLocked()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   StreamWriter* writer_ ABSL_GUARDED_BY(mutex_);
@@ -106,7 +107,7 @@ class ReactorSink : public StreamSink {
   bool writing_ ABSL_GUARDED_BY(mutex_) = false;
   int holds_ ABSL_GUARDED_BY(mutex_) = 0;
   bool finished_ ABSL_GUARDED_BY(mutex_) = false;
-  std::optional<grpc::Status> finish_after_writes_ ABSL_GUARDED_BY(mutex_);
+  std::optional<absl::Status> finish_after_writes_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace entrograd::aggregator

@@ -4,7 +4,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "entrograd/common/log.h"
 #include "entrograd/codec.h"
@@ -294,7 +293,8 @@ ShardStream::ConnectionEnd ShardStream::RunConnection(absl::Time ack_deadline) {
     reader.join();
     absl::Status status = connection.stream == nullptr
                               ? absl::UnavailableError("the call did not start")
-                              : FromGrpcStatus(connection.stream->Finish());
+                              : StreamEndStatus(connection.stream->Finish(),
+                                                *connection.context);
     if (timed_out && status.code() == absl::StatusCode::kCancelled) {
       status = absl::DeadlineExceededError("no JoinAck before the deadline");
     }
@@ -333,7 +333,7 @@ ShardStream::ConnectionEnd ShardStream::RunConnection(absl::Time ack_deadline) {
   }
   CancelUnlessEnded(connection.context.get());
   reader.join();
-  absl::Status status = FromGrpcStatus(stream->Finish());
+  absl::Status status = StreamEndStatus(stream->Finish(), *connection.context);
   absl::MutexLock lock(&mutex_);
   joined_ = false;
   context_.reset();
@@ -479,8 +479,7 @@ std::shared_ptr<const v1::WorkerMessage> ShardStream::TakeDueRetryLocked(
 }
 
 absl::Status ShardStream::FatalEnd(const absl::Status& end) const {
-  if (end.code() == absl::StatusCode::kAborted &&
-      absl::StrContains(end.message(), "replaced by incarnation")) {
+  if (StreamEndReasonOf(end) == v1::STREAM_END_REASON_RANK_REPLACED) {
     // A newer incarnation of this rank joined the shard (aggregator.proto):
     // another process runs as this rank, or this one was restarted.
     const v1::Join& join = state_->join;

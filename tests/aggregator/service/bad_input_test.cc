@@ -5,9 +5,10 @@
 #include <random>
 
 #include "absl/strings/str_split.h"
+#include "entrograd/wire/grpc_status.h"
+#include "entrograd/wire/payload_proto.h"
 #include "service_fixture.h"
 #include "support/status_matchers.h"
-#include "entrograd/wire/payload_proto.h"
 
 namespace entrograd::testing {
 namespace {
@@ -323,8 +324,12 @@ TEST_F(AggregatorServiceTest, NewerIncarnationReplacesTheStream) {
   JoinSpec newer = Spec(0, "reincarnate");
   newer.incarnation = 2;
   auto new_stream = Joined(newer);
-  EXPECT_THAT(old_stream->Read(),
-              StatusIs(absl::StatusCode::kAborted, "replaced by incarnation 2"));
+  const absl::StatusOr<v1::AggregatorMessage> end = old_stream->Read();
+  EXPECT_THAT(end, StatusIs(absl::StatusCode::kAborted, "replaced by incarnation 2"));
+  // Machine-readable, in the trailing metadata: what the client decides on.
+  EXPECT_EQ(StreamEndReasonOf(end.status()), v1::STREAM_END_REASON_RANK_REPLACED);
+  // Other ends carry no reason.
+  EXPECT_EQ(StreamEndReasonOf(new_stream->Finish()), v1::STREAM_END_REASON_UNSPECIFIED);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "aggregator/support/random_updates.h"
 #include "aggregator/support/sparse_vector.h"
 #include "aggregator/support/test_worker.h"
+#include "entrograd/wire/grpc_status.h"
 #include "gtest/gtest.h"
 
 namespace entrograd::testing {
@@ -48,9 +49,9 @@ class RecordingStream : public aggregator::StreamReader,
     }
     sink_->WriteDone(true);
   }
-  void FinishStream(const grpc::Status& status) override {
+  void FinishStream(const absl::Status& status) override {
     absl::MutexLock lock(&mutex_);
-    finishes_.push_back(status);
+    finishes_.push_back(ToGrpcStatus(status));
   }
 
   // Completes the read in flight with `message` (the caller then calls the

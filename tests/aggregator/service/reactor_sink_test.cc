@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "entrograd/wire/grpc_status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -19,12 +20,14 @@ class RecordingWriter : public StreamWriter {
   void StartMessageWrite(const v1::AggregatorMessage* message) override {
     writes.push_back(message);
   }
-  void FinishStream(const grpc::Status& status) override {
-    finishes.push_back(status);
+  void FinishStream(const absl::Status& status) override {
+    ends.push_back(status);
+    finishes.push_back(ToGrpcStatus(status));
   }
 
   std::vector<const v1::AggregatorMessage*> writes;
-  std::vector<grpc::Status> finishes;
+  std::vector<absl::Status> ends;  // as given, payloads included
+  std::vector<grpc::Status> finishes;  // as gRPC gets them
 };
 
 constexpr int64_t kNoBound = int64_t{1} << 40;
@@ -56,13 +59,17 @@ TEST(ReactorSinkTest, CloseDuringAWriteFinishesAfterTheQueueDrains) {
   ReactorSink sink(&writer, kNoBound);
   sink.Send(Merged(1));
   sink.Send(Merged(2));
-  sink.Close(absl::AbortedError("replaced"));
+  sink.Close(WithStreamEndReason(absl::AbortedError("replaced"),
+                                 v1::STREAM_END_REASON_RANK_REPLACED));
   EXPECT_TRUE(writer.finishes.empty()) << "Finish with a write pending";
   sink.WriteDone(true);
   EXPECT_TRUE(writer.finishes.empty());
   sink.WriteDone(true);
   ASSERT_EQ(writer.finishes.size(), 1u);
   EXPECT_EQ(writer.finishes[0].error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_EQ(StreamEndReasonOf(writer.ends[0]),
+            v1::STREAM_END_REASON_RANK_REPLACED)
+      << "the end reason reaches the reactor, which sends it as metadata";
   EXPECT_EQ(writer.writes.size(), 2u);
 }
 

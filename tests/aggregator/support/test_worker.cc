@@ -80,7 +80,7 @@ absl::StatusOr<v1::AggregatorMessage> TestWorker::Read() {
   v1::AggregatorMessage message;
   if (stream_->Read(&message)) return message;
   finished_ = true;
-  final_status_ = FromGrpcStatus(stream_->Finish());
+  final_status_ = StreamEndStatus(stream_->Finish(), context_);
   if (final_status_.ok()) return absl::OutOfRangeError("stream ended OK");
   return final_status_;
 }
@@ -91,7 +91,7 @@ absl::Status TestWorker::Finish() {
   v1::AggregatorMessage ignored;
   while (stream_->Read(&ignored)) ++drained_;
   finished_ = true;
-  final_status_ = FromGrpcStatus(stream_->Finish());
+  final_status_ = StreamEndStatus(stream_->Finish(), context_);
   return final_status_;
 }
 

@@ -15,6 +15,7 @@
 #include "client_lib/transport/client_test_util.h"
 #include "entrograd/client.h"
 #include "entrograd/v1/aggregator.grpc.pb.h"
+#include "entrograd/wire/grpc_status.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -32,7 +33,10 @@ class FakeShard : public v1::Aggregator::Service {
  public:
   using AfterAck = std::function<grpc::Status(ShardSide*)>;
 
-  explicit FakeShard(AfterAck after_ack) : after_ack_(std::move(after_ack)) {
+  // `end_reason`, when set, is sent as the stream's StreamEndReason
+  // trailing metadata.
+  explicit FakeShard(AfterAck after_ack, std::string end_reason = "")
+      : after_ack_(std::move(after_ack)), end_reason_(std::move(end_reason)) {
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
                              &port_);
@@ -45,8 +49,12 @@ class FakeShard : public v1::Aggregator::Service {
   bool ok() const { return server_ != nullptr && port_ != 0; }
   int joins() const { return joins_.load(); }
 
-  grpc::Status Exchange(grpc::ServerContext* /*context*/,
+  grpc::Status Exchange(grpc::ServerContext* context,
                         ShardSide* stream) override {
+    if (!end_reason_.empty()) {
+      context->AddTrailingMetadata(std::string(kStreamEndReasonKey),
+                                   end_reason_);
+    }
     v1::WorkerMessage join;
     if (!stream->Read(&join) || !join.has_join()) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no Join");
@@ -61,6 +69,7 @@ class FakeShard : public v1::Aggregator::Service {
 
  private:
   AfterAck after_ack_;
+  std::string end_reason_;
   std::atomic<int> joins_{0};
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
@@ -89,6 +98,43 @@ TEST(ClientGiveUpTest, ShardThatDropsEveryStreamAfterJoinFailsTheClient) {
   EXPECT_GE(shard.joins(), 3);
   EXPECT_THAT((*client)->SendLayer(MakeContribution(0, 1, 0, layers[0].numel)),
               StatusIs(absl::StatusCode::kFailedPrecondition, "UNAVAILABLE"));
+}
+
+// A takeover is told by the stream's end reason (trailing metadata), never
+// by the status text: the same text without the reason is an ordinary
+// ABORTED end, and the reason with any text is a takeover.
+TEST(ClientEvictionTest, TheEndReasonNotTheMessageTextMeansTakenOver) {
+  const std::vector<LayerSpecification> layers = TestLayers(1);
+  FakeShard text_only([](ShardSide*) {
+    return grpc::Status(grpc::StatusCode::ABORTED,
+                        "rank 0 was replaced by incarnation 9");
+  });
+  FakeShard with_reason(
+      [](ShardSide*) {
+        return grpc::Status(grpc::StatusCode::ABORTED, "gone");
+      },
+      v1::StreamEndReason_Name(v1::STREAM_END_REASON_RANK_REPLACED));
+  ASSERT_TRUE(text_only.ok());
+  ASSERT_TRUE(with_reason.ok());
+
+  auto plain = Client::Connect(TestOptions({text_only.address()}, "t", 0, 1),
+                               layers, 1);
+  ENTROGRAD_ASSERT_OK(plain);
+  const absl::Status plain_end = (*plain)->WaitMerged(0, 0).status();
+  EXPECT_THAT(plain_end, StatusIs(absl::StatusCode::kAborted,
+                                  "replaced by incarnation 9"));
+  EXPECT_THAT(std::string(plain_end.message()),
+              ::testing::Not(::testing::HasSubstr("taken over")));
+
+  auto taken = Client::Connect(TestOptions({with_reason.address()}, "r", 0, 1),
+                               layers, 1);
+  ENTROGRAD_ASSERT_OK(taken);
+  EXPECT_THAT((*taken)->WaitMerged(0, 0),
+              StatusIs(absl::StatusCode::kAborted,
+                       "taken over by another process"));
+  // Neither reconnected: ABORTED is final.
+  EXPECT_EQ(text_only.joins(), 1);
+  EXPECT_EQ(with_reason.joins(), 1);
 }
 
 // What the fake shard answers to the first LayerUpdate.
