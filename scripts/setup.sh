@@ -18,6 +18,11 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   python3-grpcio python3-grpc-tools python3-numpy
+  # The Python package (python/, ENTROGRAD_PYTHON): Debian's python3-torch
+  # is the same LibTorch 1.13.1 libtorch-dev links, so tensors cross
+  # without copies; pybind11 and Python headers build entrograd._C;
+  # pytest runs tests/python.
+  python3-torch python3-dev pybind11-dev python3-pytest
   openssl  # test certificates for the TLS tests
   iproute2  # ip and tc: link emulation (entrograd-netns, --link)
 )

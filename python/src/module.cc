@@ -1,0 +1,19 @@
+// entrograd._C: the C++ client library (entrograd::Client,
+// DistributedOptimizer, the compression core) for Python. Tensors cross as
+// the same LibTorch tensors the Python torch uses, without copies; the
+// Python API around it is python/entrograd/.
+#include <torch/extension.h>
+
+#include "python/src/bindings.h"
+#include "python/src/status_error.h"
+
+PYBIND11_MODULE(_C, module) {
+  module.doc() = "entrograd C++ client library (use the entrograd package)";
+  entrograd::python::RegisterStatusErrors();
+  entrograd::python::RegisterOptions(module);
+  entrograd::python::RegisterClient(module);
+  entrograd::python::RegisterDistributedOptimizer(module);
+  entrograd::python::RegisterCompressor(module);
+  entrograd::python::RegisterLayerExchange(module);
+  entrograd::python::RegisterModuleArchive(module);
+}

@@ -1,0 +1,100 @@
+"""DistributedOptimizer from Python: step() releases the GIL while it
+waits, and without momentum correction a torch.optim optimizer steps on the
+merged gradients."""
+
+import threading
+import time
+
+import pytest
+import torch
+
+import entrograd
+from fashion_cnn import FashionCnn, batch
+
+
+def make(aggregator, job_id, rank, world_size, **options):
+    torch.manual_seed(3)
+    model = FashionCnn()
+    client = entrograd.Client(shards=[aggregator.address], job_id=job_id, rank=rank,
+                              world_size=world_size, merge_timeout=20.0)
+    optimizer = entrograd.DistributedOptimizer(model.named_parameters(), client,
+                                               **options)
+    return model, client, optimizer
+
+
+def test_step_releases_the_gil_while_waiting(aggregator):
+    """Rank 0 steps on a thread of its own and waits there for rank 1's
+    layers, which this thread computes (Python, needing the GIL) only once
+    rank 0 is in step(). Were the GIL held while waiting, rank 1 could never
+    send and rank 0 would fail with DEADLINE_EXCEEDED after merge_timeout.
+    Meanwhile a second step() or a state_dict() of rank 0 is refused."""
+    ranks = [make(aggregator, "gil", r, 2, lr=0.1) for r in range(2)]
+    entering_step = threading.Event()
+    outcome = {}
+
+    def rank0():
+        model, _, optimizer = ranks[0]
+        images, labels = batch(seed=0)
+        torch.nn.functional.cross_entropy(model(images), labels).backward()
+        entering_step.set()
+        try:
+            outcome["stats"] = optimizer.step()
+        except entrograd.Error as error:
+            outcome["error"] = error
+
+    thread = threading.Thread(target=rank0)
+    thread.start()
+    assert entering_step.wait(timeout=60)
+    # Rank 0 is in step() with the GIL released, waiting for rank 1: this
+    # thread runs, and calls that would race that step() are refused.
+    deadline = time.monotonic() + 60
+    while not ranks[0][2]._impl.busy:
+        assert time.monotonic() < deadline, "rank 0 never entered step()"
+    with pytest.raises(entrograd.FailedPreconditionError, match="another thread"):
+        ranks[0][2].state_dict()
+    with pytest.raises(entrograd.FailedPreconditionError, match="another thread"):
+        ranks[0][2].step()
+    model, _, optimizer = ranks[1]
+    images, labels = batch(seed=1)
+    torch.nn.functional.cross_entropy(model(images), labels).backward()
+    optimizer.step()
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["stats"].step == 0
+    assert (entrograd.hash_parameters(list(ranks[0][0].parameters()))
+            == entrograd.hash_parameters(list(ranks[1][0].parameters())))
+    for _, client, _ in ranks:
+        client.close()
+
+
+def test_torch_optimizer_steps_on_merged_gradients(aggregator):
+    """One rank, dense policy, no momentum correction: the merged gradient is
+    the gradient itself, so torch.optim.SGD with momentum stepping on it
+    must give the bits of plain PyTorch training."""
+    torch.manual_seed(3)
+    reference = FashionCnn()
+    reference_sgd = torch.optim.SGD(reference.parameters(), lr=0.05, momentum=0.9)
+
+    torch.manual_seed(3)
+    model = FashionCnn()
+    inner = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    client = entrograd.Client(shards=[aggregator.address], job_id="inner", rank=0,
+                              world_size=1)
+    optimizer = entrograd.DistributedOptimizer(
+        model.named_parameters(), client, lr=0.05, policy="dense",
+        momentum_correction=False, optimizer=inner)
+    for step in range(3):
+        images, labels = batch(seed=step)
+        reference_sgd.zero_grad()
+        torch.nn.functional.cross_entropy(reference(images), labels).backward()
+        reference_sgd.step()
+
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(images), labels).backward()
+        stats = optimizer.step()
+        assert stats.step == step and optimizer.step_count == step + 1
+        assert optimizer.last_stats is stats
+    for (name, a), b in zip(model.named_parameters(), reference.parameters()):
+        assert torch.equal(a.detach().view(torch.int32), b.detach().view(torch.int32)), name
+    client.close()
