@@ -4,9 +4,10 @@
 # machine as root. Packages already installed are not touched again.
 # ENTROGRAD_SETUP_PROMETHEUS=0 skips the Prometheus server (promtool);
 # ENTROGRAD_SETUP_SANITIZERS=0 skips clang and libFuzzer;
+# ENTROGRAD_SETUP_PYTHON=0 skips the Python package's build dependencies;
 # ENTROGRAD_SETUP_DEPLOY_TOOLS=0 skips helm, kubectl and the npm tools of the
 # deploy tests (scripts/setup_deploy_tools.sh, into .tools/).
-# deploy/docker/Dockerfile sets all three to 0.
+# deploy/docker/Dockerfile sets all four to 0.
 set -euo pipefail
 
 PACKAGES=(
@@ -18,11 +19,6 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   python3-grpcio python3-grpc-tools python3-numpy
-  # The Python package (python/, ENTROGRAD_PYTHON): Debian's python3-torch
-  # is the same LibTorch 1.13.1 libtorch-dev links, so tensors cross
-  # without copies; pybind11 and Python headers build entrograd._C;
-  # pytest runs tests/python.
-  python3-torch python3-dev pybind11-dev python3-pytest
   openssl  # test certificates for the TLS tests
   iproute2  # ip and tc: link emulation (entrograd-netns, --link)
 )
@@ -30,6 +26,13 @@ PACKAGES=(
 # scripts/test_fuzz.sh (ENTROGRAD_SETUP_SANITIZERS=0 skips them).
 if [[ "${ENTROGRAD_SETUP_SANITIZERS:-1}" == 1 ]]; then
   PACKAGES+=(clang libclang-rt-14-dev libfuzzer-14-dev)
+fi
+# The Python package (python/, ENTROGRAD_PYTHON): Debian's python3-torch is
+# the same LibTorch 1.13.1 libtorch-dev links, so tensors cross without
+# copies; pybind11 and Python headers build entrograd._C; pytest runs
+# tests/python (ENTROGRAD_SETUP_PYTHON=0 skips them: the images).
+if [[ "${ENTROGRAD_SETUP_PYTHON:-1}" == 1 ]]; then
+  PACKAGES+=(python3-torch python3-dev pybind11-dev python3-pytest)
 fi
 if [[ "${ENTROGRAD_SETUP_PROMETHEUS:-1}" == 1 ]]; then
   PACKAGES+=(prometheus)

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
+
 namespace entrograd::run_format {
 
 namespace {
@@ -30,6 +32,22 @@ std::optional<double> DoubleFromJson(const Json& json) {
 std::string DumpJson(const Json& json, int indent) {
   return json.dump(indent, ' ', /*ensure_ascii=*/false,
                    Json::error_handler_t::replace);
+}
+
+absl::StatusOr<Json> ParseJsonObject(absl::string_view text,
+                                     absl::string_view what) {
+  Json json;
+  try {
+    json = Json::parse(text.begin(), text.end());
+  } catch (const Json::exception& error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": not JSON: ", error.what()));
+  }
+  if (!json.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": not a JSON object"));
+  }
+  return json;
 }
 
 }  // namespace entrograd::run_format

@@ -16,6 +16,8 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 
 namespace entrograd::run_format {
@@ -31,6 +33,12 @@ Json JsonDouble(double value);
 // The double `json` holds: any JSON number, or one of the three strings
 // above. nullopt for everything else (null, other strings, objects, ...).
 std::optional<double> DoubleFromJson(const Json& json);
+
+// `text` parsed as one JSON object. INVALID_ARGUMENT, starting with
+// `what` ("summary.json"), when it is not JSON ("<what>: not JSON: ...") or
+// not an object ("<what>: not a JSON object").
+absl::StatusOr<Json> ParseJsonObject(absl::string_view text,
+                                     absl::string_view what);
 
 // `json` as text; `indent` < 0 writes one line. Strings that are not valid
 // UTF-8 get U+FFFD for the bad bytes instead of failing, so a path or an

@@ -119,16 +119,9 @@ std::string FormatRunSummaryJson(const RunSummary& summary) {
 }
 
 absl::StatusOr<RunSummary> ParseRunSummaryJson(absl::string_view text) {
-  Json json;
-  try {
-    json = Json::parse(text.begin(), text.end());
-  } catch (const Json::exception& error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("summary.json: not JSON: ", error.what()));
-  }
-  if (!json.is_object()) {
-    return absl::InvalidArgumentError("summary.json: not a JSON object");
-  }
+  absl::StatusOr<Json> parsed = ParseJsonObject(text, "summary.json");
+  if (!parsed.ok()) return parsed.status();
+  const Json& json = *parsed;
   JsonFieldReader reader(json, "summary.json");
   RunSummary summary;
   summary.job_id = reader.String("job_id");

@@ -233,16 +233,9 @@ void EmitWorkerEvent(const WorkerEvent& event, std::FILE* out) {
 }
 
 absl::StatusOr<WorkerEvent> ParseWorkerEvent(absl::string_view line) {
-  Json json;
-  try {
-    json = Json::parse(line.begin(), line.end());
-  } catch (const Json::exception& error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("not a JSON line: ", error.what()));
-  }
-  if (!json.is_object()) {
-    return absl::InvalidArgumentError("not a JSON object");
-  }
+  absl::StatusOr<Json> parsed = ParseJsonObject(line, "worker event line");
+  if (!parsed.ok()) return parsed.status();
+  const Json& json = *parsed;
   const auto kind = json.find("event");
   if (kind == json.end() || !kind->is_string()) {
     return absl::NotFoundError("a JSON object without an \"event\" string");
