@@ -19,6 +19,10 @@ Json JsonDouble(double value) {
   return value;
 }
 
+Json OptionalDouble(const std::optional<double>& value) {
+  return value.has_value() ? JsonDouble(*value) : Json(nullptr);
+}
+
 std::optional<double> DoubleFromJson(const Json& json) {
   if (json.is_number()) return json.get<double>();
   if (!json.is_string()) return std::nullopt;

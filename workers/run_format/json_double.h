@@ -30,6 +30,9 @@ using Json = nlohmann::ordered_json;
 // "-Infinity".
 Json JsonDouble(double value);
 
+// `value` as JsonDouble, or null when absent.
+Json OptionalDouble(const std::optional<double>& value);
+
 // The double `json` holds: any JSON number, or one of the three strings
 // above. nullopt for everything else (null, other strings, objects, ...).
 std::optional<double> DoubleFromJson(const Json& json);

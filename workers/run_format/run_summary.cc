@@ -20,19 +20,9 @@ constexpr std::pair<const char*, PhaseStats StepBreakdown::*> kPhases[] = {
     {"step", &StepBreakdown::step},
 };
 
-Json OptionalDouble(const std::optional<double>& value) {
-  return value.has_value() ? JsonDouble(*value) : Json(nullptr);
-}
-
 Json EvalJson(const EvalEvent& eval) {
   Json json = Json::object();
-  json["step"] = eval.step;
-  json["seconds"] = JsonDouble(eval.seconds);
-  json["train_seconds"] = JsonDouble(eval.train_seconds);
-  json["test_accuracy"] = JsonDouble(eval.test_accuracy);
-  json["test_loss"] = OptionalDouble(eval.test_loss);
-  json["validation_accuracy"] = OptionalDouble(eval.validation_accuracy);
-  json["validation_loss"] = OptionalDouble(eval.validation_loss);
+  AddEvalMembers(eval, json);  // the eval event's members, minus event/rank
   return json;
 }
 

@@ -12,10 +12,6 @@ namespace entrograd::run_format {
 
 namespace {
 
-Json OptionalDouble(const std::optional<double>& value) {
-  return value.has_value() ? JsonDouble(*value) : Json(nullptr);
-}
-
 void AddBytes(const WireBytes& bytes, Json& json) {
   json["uplink_wire_bytes"] = bytes.uplink;
   json["downlink_wire_bytes"] = bytes.downlink;
@@ -49,7 +45,9 @@ void AddMembers(const StepEvent& step, Json& json) {
   json["reconnects"] = step.reconnects;
 }
 
-void AddMembers(const EvalEvent& eval, Json& json) {
+}  // namespace
+
+void AddEvalMembers(const EvalEvent& eval, Json& json) {
   json["step"] = eval.step;
   json["seconds"] = JsonDouble(eval.seconds);
   json["train_seconds"] = JsonDouble(eval.train_seconds);
@@ -58,6 +56,10 @@ void AddMembers(const EvalEvent& eval, Json& json) {
   json["validation_accuracy"] = OptionalDouble(eval.validation_accuracy);
   json["validation_loss"] = OptionalDouble(eval.validation_loss);
 }
+
+namespace {
+
+void AddMembers(const EvalEvent& eval, Json& json) { AddEvalMembers(eval, json); }
 
 void AddMembers(const EpochEvent& epoch, Json& json) {
   json["epoch"] = epoch.epoch;

@@ -46,6 +46,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "workers/run_format/json_double.h"
 
 namespace entrograd::run_format {
 
@@ -147,6 +148,10 @@ using WorkerEvent = std::variant<StartEvent, StepEvent, EpochEvent, EvalEvent,
 
 // One event as its line, without the newline.
 std::string FormatWorkerEvent(const WorkerEvent& event);
+
+// Adds an eval event's members after "event" and "rank" ("step" ...
+// "validation_loss") to `json`: summary.json's "evals" entries are these.
+void AddEvalMembers(const EvalEvent& eval, Json& json);
 
 // Writes FormatWorkerEvent(event) and a newline to `out` and flushes: the
 // launcher reads the lines as they come.
