@@ -114,7 +114,7 @@ TEST_F(LauncherIntegrationTest, ShardsAndCutLayersEndBitwiseAsOneShard) {
     ENTROGRAD_ASSERT_OK_AND_ASSIGN(
         auto launcher,
         StartLauncher({"--workers", "2", "--shards", shards, "--max_steps",
-                       "6", "--job_id", "sharded-" + shards,
+                       "6", "--job_id", "sharded-" + shards, "--eval_samples", "500",
                        "--extra_worker_args=--partition_bytes=" + partition,
                        "--out", out}));
     ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status,

@@ -123,7 +123,8 @@ TEST_F(LauncherLinkTest, LinkEmulationLimitsTheRateAndLeavesNothingBehind) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       auto launcher, StartLauncher(
                          {"--workers=2", "--policy=dense", "--max_steps=5",
-                          "--link=100mbit", "--timeout=5m", "--out=" + Out()}));
+                          "--link=100mbit", "--timeout=5m", "--eval_samples=500",
+                          "--out=" + Out()}));
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(6)));
   ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
   ASSERT_EQ(WEXITSTATUS(status), 0) << launcher->Output();
@@ -160,7 +161,7 @@ TEST_F(LauncherLinkTest, EveryShardGetsItsOwnNamespaceAndLink) {
       auto launcher,
       StartLauncher({"--workers=2", "--shards=2", "--policy=dense",
                      "--max_steps=3", "--link=100mbit", "--timeout=5m",
-                     "--job_id=two-shards",
+                     "--job_id=two-shards", "--eval_samples=500",
                      "--extra_worker_args=--partition_bytes=262144",
                      "--out=" + Out()}));
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(6)));
