@@ -32,7 +32,10 @@ fi
 # copies; pybind11 and Python headers build entrograd._C; pytest runs
 # tests/python (ENTROGRAD_SETUP_PYTHON=0 skips them: the images).
 if [[ "${ENTROGRAD_SETUP_PYTHON:-1}" == 1 ]]; then
-  PACKAGES+=(python3-torch python3-dev pybind11-dev python3-pytest)
+  # pip, venv, setuptools and wheel: `pip install --no-build-isolation
+  # --no-deps .` (pyproject.toml, setup.py), offline.
+  PACKAGES+=(python3-torch python3-dev pybind11-dev python3-pytest
+             python3-pip python3-venv python3-setuptools python3-wheel)
 fi
 if [[ "${ENTROGRAD_SETUP_PROMETHEUS:-1}" == 1 ]]; then
   PACKAGES+=(prometheus)

@@ -74,12 +74,19 @@ class Client:
     incarnation: bumped on every process start; default: now in
       microseconds, as entrograd-worker does.
     partition_bytes: layers larger than this travel as parts (0: never).
+    metrics_listen: "host:port" of a Prometheus /metrics endpoint for this
+      rank (port 0 picks a free one, see .metrics_port), as entrograd-worker's
+      --metrics_listen: compress time, wire and dense-equivalent bytes,
+      reconnects (entrograd_client_*, labelled job and rank). None: no
+      endpoint. Both DistributedOptimizer and comm_hook report into it.
+    per_layer_metrics: also each layer's entropy and keep ratio.
     """
 
     def __init__(self, shards, job_id, rank, world_size, token=None, tls=None, *,
                  value_type="f32", merge_timeout=120.0,
                  reconnect_give_up_after=120.0, join_timeout=60.0,
-                 incarnation=None, partition_bytes=None):
+                 incarnation=None, partition_bytes=None, metrics_listen=None,
+                 per_layer_metrics=False):
         if isinstance(shards, (str, bytes)) or not isinstance(shards, (list, tuple)):
             raise TypeError("shards must be a list of 'host:port' strings, "
                             f"not {type(shards).__name__}")
@@ -95,6 +102,9 @@ class Client:
         if tls is not None and not isinstance(tls, TLS):
             raise TypeError(f"tls must be entrograd.TLS or None, not {type(tls).__name__}")
         _check_type("join_timeout", join_timeout, (int, float), "seconds (a number)")
+        if metrics_listen is not None:
+            _check_type("metrics_listen", metrics_listen, (str,), "a 'host:port' str or None")
+        _check_type("per_layer_metrics", per_layer_metrics, (bool,), "a bool")
 
         options = _C.ClientOptions()
         options.shards = list(shards)
@@ -114,7 +124,8 @@ class Client:
         if partition_bytes is not None:
             options.partition_bytes = partition_bytes
         self._join_timeout = float(join_timeout)
-        self._impl = _C.Client(options)
+        self._impl = _C.Client(options, metrics_listen=metrics_listen or "",
+                               per_layer_metrics=per_layer_metrics)
 
     @property
     def rank(self):
@@ -127,6 +138,11 @@ class Client:
     @property
     def connected(self):
         return self._impl.connected
+
+    @property
+    def metrics_port(self):
+        """The port of the /metrics endpoint; None without one."""
+        return self._impl.metrics_port or None
 
     def traffic(self):
         """Byte counters: uplink/downlink wire and dense-equivalent bytes,

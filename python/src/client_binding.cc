@@ -14,7 +14,10 @@ namespace py = pybind11;
 
 void RegisterClient(py::module_& module) {
   py::class_<PyClient>(module, "Client")
-      .def(py::init<ClientOptions>(), py::arg("options"))
+      .def(py::init<ClientOptions, const std::string&, bool>(),
+           py::arg("options"), py::arg("metrics_listen") = "",
+           py::arg("per_layer_metrics") = false)
+      .def_property_readonly("metrics_port", &PyClient::metrics_port)
       .def(
           "connect",
           [](PyClient& self, const NamedTensors& parameters,

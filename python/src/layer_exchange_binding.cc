@@ -9,13 +9,17 @@
 #include <torch/extension.h>
 
 #include <algorithm>
+#include <chrono>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "entrograd/client.h"
+#include "entrograd/client_metrics.h"
 #include "entrograd/layer_compressor.h"
+#include "entrograd/torch/distributed_optimizer.h"
 #include "python/src/bindings.h"
 #include "python/src/py_client.h"
 #include "python/src/status_error.h"
@@ -36,24 +40,29 @@ void SendCompressed(PyClient& client, int64_t step, uint32_t layer,
                     const torch::Tensor& gradient) {
   CheckCpuFloat32("gradient", gradient);
   Client* connected = client.Connected("send_compressed");
+  ClientMetrics* metrics = client.metrics();
+  const std::string& name = client.LayerName(layer);
   absl::Status status;
   {
     py::gil_scoped_release release;
+    const auto start = std::chrono::steady_clock::now();
     CompressedLayer compressed;
     status = compressor.Compress(
         absl::MakeConstSpan(gradient.data_ptr<float>(), gradient.numel()), step,
         &compressed);
     if (status.ok()) {
-      LayerContribution contribution;
-      contribution.step = compressed.step;
-      contribution.layer = layer;
-      contribution.numel = static_cast<uint64_t>(compressed.numel);
-      contribution.dense = compressed.dense;
-      contribution.indices = std::move(compressed.indices);
-      contribution.values = std::move(compressed.values);
-      contribution.entropy = compressed.entropy.entropy;
-      contribution.keep_ratio = compressed.keep_ratio;
+      LayerContribution contribution =
+          ContributionOf(std::move(compressed), layer);
+      // The metrics DistributedOptimizer's hooks report, for the DDP hook.
+      if (metrics != nullptr) {
+        metrics->ObserveCompress(std::chrono::duration<double>(
+                                     std::chrono::steady_clock::now() - start)
+                                     .count());
+        metrics->ObserveLayer(name, contribution.entropy,
+                              contribution.keep_ratio);
+      }
       status = connected->SendLayer(std::move(contribution));
+      if (metrics != nullptr) metrics->UpdateTraffic(connected->traffic());
     }
   }
   if (!status.ok()) {
@@ -76,6 +85,9 @@ int64_t WaitMergedInto(PyClient& client, int64_t step, uint32_t layer,
   {
     py::gil_scoped_release release;
     merged = connected->WaitMerged(step, layer);
+    if (ClientMetrics* metrics = client.metrics(); metrics != nullptr) {
+      metrics->UpdateTraffic(connected->traffic());
+    }
     if (merged.ok()) {
       std::vector<float> dense(static_cast<size_t>(out.numel()), 0.0f);
       status = ScatterInto(merged->payload, absl::MakeSpan(dense));

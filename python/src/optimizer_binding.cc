@@ -81,6 +81,7 @@ class PyDistributedOptimizer {
     options.compression = compression;
     options.learning_rate = learning_rate;
     options.weight_decay = weight_decay;
+    options.metrics = client.metrics();  // nullptr: none
     if (!compression.momentum_correction) {
       inner_ = std::make_unique<GradientsOnlyOptimizer>(tensors);
       options.inner_optimizer = inner_.get();

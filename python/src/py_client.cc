@@ -13,6 +13,20 @@ namespace entrograd::python {
 
 namespace py = pybind11;
 
+PyClient::PyClient(ClientOptions options, const std::string& metrics_listen,
+                   bool per_layer_metrics)
+    : options_(std::move(options)) {
+  if (metrics_listen.empty()) return;
+  absl::StatusOr<std::unique_ptr<ClientMetrics>> started = ClientMetrics::Start(
+      {metrics_listen, options_.job_id, options_.rank, per_layer_metrics});
+  if (!started.ok()) {
+    throw StatusError(absl::Status(
+        started.status().code(),
+        absl::StrCat("metrics_listen: ", started.status().message())));
+  }
+  metrics_ = std::move(*started);
+}
+
 PyClient::~PyClient() {
   // Closing joins the client's threads; none of them needs the GIL.
   if (client_ != nullptr) client_->Close();
@@ -51,7 +65,14 @@ void PyClient::Connect(const NamedTensors& parameters, int64_t applied_step,
                                              client.status().message())));
   }
   options_.applied_step = applied_step;
+  layer_names_.clear();
+  for (const auto& [name, tensor] : parameters) layer_names_.push_back(name);
   client_ = std::move(*client);
+}
+
+const std::string& PyClient::LayerName(uint32_t layer) const {
+  static const std::string* const kNone = new std::string();
+  return layer < layer_names_.size() ? layer_names_[layer] : *kNone;
 }
 
 Client* PyClient::Connected(const char* user) {

@@ -1,7 +1,9 @@
 // PyClient: the Python Client object. It holds the ClientOptions until the
 // optimizer connects it with its layer table (Client::Connect needs the
 // model's layers and the hash of its initial parameters), then owns the
-// connected entrograd::Client.
+// connected entrograd::Client. It also owns the client's Prometheus
+// endpoint (ClientMetrics) when one was asked for: the optimizer and the
+// DDP hook both report into it.
 //
 // Thread safety: called from Python, so serialised by the GIL; Connect and
 // Close release the GIL while they block, and the connected Client is
@@ -18,13 +20,19 @@
 
 #include "absl/time/time.h"
 #include "entrograd/client.h"
+#include "entrograd/client_metrics.h"
 #include "python/src/named_tensors.h"
 
 namespace entrograd::python {
 
 class PyClient {
  public:
-  explicit PyClient(ClientOptions options) : options_(std::move(options)) {}
+  // Starts the /metrics endpoint on `metrics_listen` ("host:port", port 0
+  // picks one) unless it is empty. Throws StatusError: the errors of
+  // ClientMetrics::Start (INVALID_ARGUMENT for a malformed address,
+  // UNAVAILABLE when it cannot bind).
+  PyClient(ClientOptions options, const std::string& metrics_listen,
+           bool per_layer_metrics);
   ~PyClient();
 
   // Client::Connect with LayerTableOf(parameters) and their hash, Joining
@@ -45,12 +53,23 @@ class PyClient {
   // Client::traffic(); zeros before Connect.
   ClientTraffic Traffic() const;
 
+  // The endpoint's metrics, or nullptr without one; owned by this object.
+  ClientMetrics* metrics() const { return metrics_.get(); }
+  // The endpoint's port, 0 without one.
+  int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
+  // The name of layer `layer` of the connected layer table ("" if none).
+  const std::string& LayerName(uint32_t layer) const;
+
   // Client::Close with the GIL released; idempotent. Pending waits return
   // CANCELLED; the client cannot be connected again.
   void Close();
 
  private:
   ClientOptions options_;
+  // Declared before client_: the client (and the optimizer it serves) is
+  // gone before the metrics it reports into.
+  std::unique_ptr<ClientMetrics> metrics_;
+  std::vector<std::string> layer_names_;
   std::unique_ptr<Client> client_;
   bool closed_ = false;
 };

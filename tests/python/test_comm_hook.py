@@ -64,5 +64,12 @@ def test_comm_hook_under_ddp(aggregator, policy):
         assert hooked[0] != reference[0]  # compression changed the update
         assert traffic["uplink_wire_bytes"] * 10 < traffic["uplink_dense_bytes"]
     assert len(set(hooked)) == STEPS  # the weights moved every step
+    # The hook reported into the client's /metrics endpoint: the bytes the
+    # client counted, one compression per parameter per step, and each
+    # parameter's entropy.
+    metrics = results[0]["metrics"]
+    assert metrics["uplink_wire_bytes"] == traffic["uplink_wire_bytes"]
+    assert metrics["compress_count"] == len(results[0]["parameters"]) * STEPS
+    assert metrics["entropy_layers"] == results[0]["parameters"]
     print(f"{policy}: rank 0 sent {traffic['uplink_wire_bytes']} bytes for "
           f"{traffic['uplink_dense_bytes']} dense float32 bytes")

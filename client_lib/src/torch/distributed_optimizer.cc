@@ -24,20 +24,6 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// What the client sends for a compressed layer (the vectors are moved).
-LayerContribution ToContribution(CompressedLayer&& compressed, uint32_t layer) {
-  LayerContribution contribution;
-  contribution.step = compressed.step;
-  contribution.layer = layer;
-  contribution.numel = static_cast<uint64_t>(compressed.numel);
-  contribution.dense = compressed.dense;
-  contribution.indices = std::move(compressed.indices);
-  contribution.values = std::move(compressed.values);
-  contribution.entropy = compressed.entropy.entropy;
-  contribution.keep_ratio = compressed.keep_ratio;
-  return contribution;
-}
-
 // A float32, contiguous CPU copy (or view) of a gradient.
 torch::Tensor CpuFloat(const torch::Tensor& tensor) {
   return tensor.detach().to(torch::kCPU, torch::kFloat32).contiguous();
@@ -66,6 +52,19 @@ std::string MomentumBufferKey(size_t index) {
 }
 
 }  // namespace
+
+LayerContribution ContributionOf(CompressedLayer&& compressed, uint32_t layer) {
+  LayerContribution contribution;
+  contribution.step = compressed.step;
+  contribution.layer = layer;
+  contribution.numel = static_cast<uint64_t>(compressed.numel);
+  contribution.dense = compressed.dense;
+  contribution.indices = std::move(compressed.indices);
+  contribution.values = std::move(compressed.values);
+  contribution.entropy = compressed.entropy.entropy;
+  contribution.keep_ratio = compressed.keep_ratio;
+  return contribution;
+}
 
 struct DistributedOptimizer::Layer {
   std::string name;
@@ -241,7 +240,7 @@ absl::Status DistributedOptimizer::CompressAndSend(
                                                     "\": ", status.message()));
   }
   LayerContribution contribution =
-      ToContribution(std::move(compressed), static_cast<uint32_t>(index));
+      ContributionOf(std::move(compressed), static_cast<uint32_t>(index));
   const double seconds = SecondsSince(start);
   layer.compress_nanos += static_cast<int64_t>(seconds * 1e9);
   if (options_.metrics != nullptr) {
@@ -307,7 +306,7 @@ absl::Status DistributedOptimizer::StepImpl() {
           k, step_, static_cast<double>(k) / layer.numel, &compressed);
       if (!status.ok()) return status;
       status = client_->SendLayer(
-          ToContribution(std::move(compressed), static_cast<uint32_t>(index)));
+          ContributionOf(std::move(compressed), static_cast<uint32_t>(index)));
       if (!status.ok()) return status;
     }
     timing.compress_seconds += SecondsSince(start);

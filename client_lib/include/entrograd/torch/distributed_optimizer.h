@@ -52,6 +52,7 @@
 #include "entrograd/client.h"
 #include "entrograd/client_metrics.h"
 #include "entrograd/compression_options.h"
+#include "entrograd/layer_compressor.h"
 #include "torch/torch.h"
 
 namespace entrograd {
@@ -87,6 +88,10 @@ std::vector<LayerSpecification> LayerTableOf(
     const std::vector<std::pair<std::string, torch::Tensor>>& parameters);
 // HashParameters over the parameters' float32 values, in order.
 uint64_t HashOfParameters(const std::vector<torch::Tensor>& parameters);
+// What the client sends for `compressed` as layer `layer`: the step, the
+// kept entries (moved out of `compressed`) and the entropy statistics the
+// client's metrics report.
+LayerContribution ContributionOf(CompressedLayer&& compressed, uint32_t layer);
 
 class DistributedOptimizer {
  public:
