@@ -3,7 +3,8 @@ sees Debian's python3-torch: the installed package imports outside the
 tree, works against a real aggregator, carries the CMake project's version,
 and uninstalls. The build reuses this build tree (ENTROGRAD_CMAKE_BUILD_DIR)
 so that the test costs seconds; the private-build path of setup.py is the
-same code with a configure step before it (docs/BENCHMARKS.md times it)."""
+same code with a configure step before it (a cold build of the client
+library and the module: minutes, too long for every CI run)."""
 
 import os
 import re
