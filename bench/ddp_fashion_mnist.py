@@ -81,6 +81,7 @@ rank 0's local model's.
 
 import argparse
 import contextlib
+import ctypes
 import gzip
 import json
 import math
@@ -308,10 +309,25 @@ def evaluate(model, images, labels, batch=1000):
     return correct / n, loss_sum / n
 
 
+def retain_freed_memory():
+    """What entrograd-worker does by default (--retain_freed_memory,
+    client_lib/include/entrograd/torch/retain_freed_memory.h): glibc keeps
+    freed blocks up to 32 MiB and never trims the heap, so a step reuses the
+    last step's pages instead of faulting them in again. DDP gets the same,
+    so that a comparison measures the exchange, not the allocator."""
+    libc = ctypes.CDLL("libc.so.6")
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    if (libc.mallopt(m_mmap_threshold, 32 << 20) != 1 or
+            libc.mallopt(m_trim_threshold, 1 << 30) != 1):
+        raise SystemExit("--retain_freed_memory: glibc refused mallopt")
+
+
 def run_rank(rank, world_size, init_method, args):
     """Trains as rank `rank` of `world_size`; rank 0 returns the result
     dict, the other ranks None."""
     torch.set_num_threads(1)
+    if args.retain_freed_memory:
+        retain_freed_memory()
     if args.ifname:
         # gloo binds its pairs to this interface's address (read when the
         # process group is created).
@@ -569,6 +585,9 @@ def main():
     p.add_argument("--ifname", default=None,
                    help="interface gloo binds to (sets GLOO_SOCKET_IFNAME); "
                         "default: gloo's choice")
+    p.add_argument("--retain_freed_memory", action=argparse.BooleanOptionalAction, default=True,
+                   help="glibc keeps what a step frees for the next step, as "
+                        "entrograd-worker does by default")
     p.add_argument("--json_out", default=None)
     p.add_argument("--data_dir", default=DATA_DIR)
     p.add_argument("--log_every", type=int, default=50, help="0 = quiet")

@@ -47,6 +47,10 @@ def parse_args():
     parser.add_argument("--rho", type=float, default=0.01)
     parser.add_argument("--batch_size", type=int, default=64)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--retain_freed_memory", action=argparse.BooleanOptionalAction,
+                        default=True, help="both front ends keep what a step frees "
+                        "(entrograd-worker's default); --no-retain_freed_memory: "
+                        "glibc's defaults in both")
     # rank mode only
     parser.add_argument("--shards")
     parser.add_argument("--job_id")
@@ -69,6 +73,8 @@ def python_rank(args):
     import entrograd
     example = load_example()
     torch.set_num_threads(1)
+    if args.retain_freed_memory:
+        entrograd.retain_freed_memory()  # as entrograd-worker does by default
     train_x, train_y = example.load_split("/usr/share/datasets/fashion-mnist", "train")
     torch.manual_seed(args.seed)
     model = example.FashionCnn()
@@ -116,12 +122,15 @@ def rank_argv(front_end, args, rank, address, job_id, out_dir):
         return [sys.executable, __file__, "rank", f"--shards={address}", f"--job_id={job_id}",
                 f"--rank={rank}", f"--world_size={args.world_size}", f"--steps={args.steps}",
                 f"--policy={args.policy}", f"--rho={args.rho}",
-                f"--batch_size={args.batch_size}", f"--seed={args.seed}"]
+                f"--batch_size={args.batch_size}", f"--seed={args.seed}",
+                "--retain_freed_memory" if args.retain_freed_memory
+                else "--no-retain_freed_memory"]
     return [str(Path(args.build) / "workers" / "fashion_mnist" / "entrograd-worker"),
             f"--shards={address}", f"--job_id={job_id}", f"--rank={rank}",
             f"--world_size={args.world_size}", f"--max_steps={args.steps}",
             f"--policy={args.policy}", f"--rho={args.rho}", f"--batch_size={args.batch_size}",
             f"--seed={args.seed}", "--threads=1", "--model=cnn", "--eval_samples=100",
+            f"--retain_freed_memory={str(args.retain_freed_memory).lower()}",
             f"--out={out_dir}/rank{rank}"]
 
 
@@ -202,7 +211,7 @@ def compare(args):
                       summary["cpp"]["median_exchange_seconds"])
     result = {"config": {key: getattr(args, key) for key in
                          ("world_size", "steps", "warmup", "repeats", "policy", "rho",
-                          "batch_size", "seed")},
+                          "batch_size", "seed", "retain_freed_memory")},
               "runs": runs, "summary": summary, "python_over_cpp": ratio,
               "exchange_python_over_cpp": exchange_ratio}
     Path(args.out, "results.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -82,6 +82,7 @@ def main():
     args = parser.parse_args()
 
     torch.set_num_threads(1)
+    entrograd.retain_freed_memory()  # as entrograd-worker does by default
     train_x, train_y = load_split(args.data_dir, "train")
     torch.manual_seed(args.seed)  # every rank builds the same initial model
     model = FashionCnn()

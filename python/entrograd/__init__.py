@@ -12,6 +12,7 @@ torch's LibTorch).
   LayerCompressor        the compression core on one tensor
   hash_parameters        the Join's hash of a model's parameters
   save_cpp_module, load_cpp_module   weights in the C++ torch::save format
+  retain_freed_memory    keep the memory a step frees for the next step
   Error (and subclasses) every failure, with .code (gRPC code name)
 """
 
@@ -63,6 +64,18 @@ class LayerCompressor(_C.LayerCompressor):
         super().__init__(numel, compression_options(**options))
 
 
+def retain_freed_memory():
+    """Make glibc keep the memory a training step frees for the next step
+    (blocks up to 32 MiB; the heap is no longer trimmed), instead of giving
+    it back to the kernel and faulting every page in again next step. Call
+    it once at start-up, before training. On the Fashion-MNIST CNN it cut
+    forward/backward by about a third, and it is what entrograd-worker does
+    by default (--retain_freed_memory); resident memory then stays at the
+    peak of a step. Process-wide; raises FailedPreconditionError when the C
+    library is not glibc."""
+    _C.retain_freed_memory()
+
+
 def hash_parameters(tensors):
     """FNV-1a 64 of the float32 values of `tensors` in order (the Join's
     initial_params_hash; equal replicas have equal hashes)."""
@@ -74,5 +87,5 @@ __all__ = [
     "DistributedOptimizer", "Error", "FailedPreconditionError", "InvalidArgumentError",
     "LayerCompressor", "OutOfRangeError", "StepStats", "TLS",
     "UnavailableError", "comm_hook", "compression_options", "hash_parameters",
-    "load_cpp_module", "save_cpp_module",
+    "load_cpp_module", "retain_freed_memory", "save_cpp_module",
 ]

@@ -4,6 +4,7 @@
 // Python API around it is python/entrograd/.
 #include <torch/extension.h>
 
+#include "entrograd/torch/retain_freed_memory.h"
 #include "python/src/bindings.h"
 #include "python/src/status_error.h"
 
@@ -16,4 +17,8 @@ PYBIND11_MODULE(_C, module) {
   entrograd::python::RegisterCompressor(module);
   entrograd::python::RegisterLayerExchange(module);
   entrograd::python::RegisterModuleArchive(module);
+  module.def(
+      "retain_freed_memory",
+      [] { entrograd::python::ThrowIfError(entrograd::RetainFreedMemory()); },
+      "glibc keeps freed blocks up to 32 MiB for reuse (RetainFreedMemory)");
 }

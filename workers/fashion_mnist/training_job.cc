@@ -12,6 +12,7 @@
 #include "entrograd/client.h"
 #include "entrograd/client_metrics.h"
 #include "entrograd/torch/distributed_optimizer.h"
+#include "entrograd/torch/retain_freed_memory.h"
 #include "workers/fashion_mnist/checkpoint.h"
 #include "workers/fashion_mnist/cnn_model.h"
 #include "workers/fashion_mnist/evaluate.h"
@@ -99,6 +100,13 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   // One intra-op thread: W workers share the machine's cores, and a fixed
   // thread count keeps every reduction's order, so every run, the same.
   torch::set_num_threads(config.threads);
+  if (config.retain_freed_memory) {
+    // Before the first tensor: every step then reuses the last one's pages.
+    if (absl::Status s = RetainFreedMemory(); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("--retain_freed_memory: ",
+                                                 s.message()));
+    }
+  }
   absl::StatusOr<FashionMnist> data = LoadFashionMnist(config.data_dir);
   if (!data.ok()) return data.status();
   // The validation set is the training set's tail, never trained on.

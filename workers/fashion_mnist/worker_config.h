@@ -69,6 +69,8 @@ struct WorkerConfig {
   // What this worker sends (ClientOptions::value_type).
   ValueType value_type = ClientOptions{}.value_type;
   int threads = 1;                 // LibTorch intra-op threads
+  // glibc keeps what a step frees for the next (RetainFreedMemory).
+  bool retain_freed_memory = true;
   std::string metrics_listen;      // host:port of /metrics; empty: none
   bool per_layer_metrics = false;  // per-layer entropy/keep-ratio gauges
 };

@@ -89,6 +89,10 @@ ABSL_FLAG(int64_t, partition_bytes, Defaults().partition_bytes,
           "layers larger than this many float32 bytes travel as parts of at "
           "most this size, spread over the shards (0: never cut)");
 ABSL_FLAG(int32_t, threads, Defaults().threads, "LibTorch intra-op threads");
+ABSL_FLAG(bool, retain_freed_memory, Defaults().retain_freed_memory,
+          "keep the memory a step frees (glibc blocks up to 32 MiB) for the "
+          "next step instead of faulting it in again; resident memory stays "
+          "at a step's peak");
 ABSL_FLAG(std::string, metrics_listen, Defaults().metrics_listen,
           "serve client metrics on host:port /metrics (empty: off)");
 ABSL_FLAG(bool, per_layer_metrics, Defaults().per_layer_metrics,
@@ -160,6 +164,7 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   }
   config.value_type = *value_type;
   config.threads = absl::GetFlag(FLAGS_threads);
+  config.retain_freed_memory = absl::GetFlag(FLAGS_retain_freed_memory);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   config.per_layer_metrics = absl::GetFlag(FLAGS_per_layer_metrics);
   if (absl::Status status = ValidateWorkerConfig(config); !status.ok()) {
