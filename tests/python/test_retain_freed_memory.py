@@ -25,12 +25,6 @@ PROBE = textwrap.dedent("""
     libc.free.argtypes = [ctypes.c_void_p]
     if sys.argv[1] == "retain":
         entrograd.retain_freed_memory()
-    # A first 64 MiB block: maps whatever glibc's dynamic threshold is, and
-    # freeing it cannot raise that threshold past 32 MiB.
-    libc.free(libc.malloc(64 << 20))
-    before = libc.mallinfo2()
-    block = libc.malloc(40 << 20)
-    libc.free(block)
     mapped_before = libc.mallinfo2().hblks
     block = libc.malloc(16 << 20)
     ctypes.memset(block, 1, 16 << 20)

@@ -2,8 +2,6 @@
 
 #include <malloc.h>
 
-#include <cstddef>
-
 #include "absl/status/status.h"
 
 namespace entrograd {
