@@ -31,7 +31,8 @@ entrograd-launch on this machine, one run at a time:
 --quick runs the same phases in a couple of minutes (2 workers, a few
 steps per run, two seeds): a smoke test of the pipeline, not a result.
 
-Example (the command behind docs/BENCHMARKS.md, about an hour here):
+Example (the command behind docs/BENCHMARKS.md; about 100 minutes here, half of it
+rank 0 evaluating after each epoch):
   /usr/bin/python3 bench/quality_study.py --out out/quality
 Needs entrograd built in build/ (or --build) and Fashion-MNIST (setup.sh).
 """
@@ -297,14 +298,15 @@ def report(runs, a):
               "| comparison | per seed | mean ± sd | bytes ratio |", "|---|---|---:|---:|"]
     by_setting_seed = {(setting_key(r), r["seed"]): r for r in main_rows}
     dense_key = next((k for k in groups if k[0] == "dense"), None)
-    # Entropy against top-k wherever they sent about the same bytes (within
-    # 25%, on the seeds where neither diverged).
+    # Entropy (and the budget policy) against top-k wherever they sent about
+    # the same bytes (within 25%, on the seeds where neither diverged).
     def mean_wire(key):
         sent = [r["wire"] for r in groups[key] if not r["diverged"]]
         return statistics.fmean(sent) if sent else None
     pairs = []
     topk_keys = [k for k in groups if k[0] == "topk"]
-    for ek in sorted((k for k in groups if k[0] == "entropy"), key=lambda k: (-k[1], k[3])):
+    for ek in sorted((k for k in groups if k[0] in ("entropy", "entropy_budget")),
+                     key=lambda k: (k[0], -k[1], k[3])):
         for tk in topk_keys:
             if mean_wire(ek) and mean_wire(tk) and 0.75 <= mean_wire(ek) / mean_wire(tk) <= 1 / 0.75:
                 pairs.append((ek, tk))
