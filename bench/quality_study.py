@@ -49,7 +49,6 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA_DIR = "/usr/share/datasets/fashion-mnist"
-COMPRESSED = ("entropy", "topk")
 # A diverged run (the worker stops on a non-finite gradient) counts as
 # chance: 10 balanced classes.
 CHANCE_ACCURACY = 0.10
@@ -310,7 +309,8 @@ def report(runs, a):
         for tk in topk_keys:
             if mean_wire(ek) and mean_wire(tk) and 0.75 <= mean_wire(ek) / mean_wire(tk) <= 1 / 0.75:
                 pairs.append((ek, tk))
-    unpaired = [k for k in topk_keys if mean_wire(k) and not any(t == k for _, t in pairs)]
+    paired_topk = {t for _, t in pairs}
+    unpaired = [k for k in topk_keys if mean_wire(k) and k not in paired_topk]
     for k in groups:
         if dense_key is not None and k != dense_key:
             pairs.append((k, dense_key))
@@ -411,7 +411,7 @@ def parse_args(argv=None):
     p.add_argument("--eval_samples", type=int, default=0, help="test images (0: all)")
     p.add_argument("--sweep_eval_samples", type=int, default=1000,
                    help="test images in the sweep, which chooses on validation alone "
-                        "(rank 0's evaluation costs as much as 3 epochs' training here)")
+                        "(evaluating all 10,000 costs rank 0 about 24 s here)")
     p.add_argument("--value_type", default="f32")
     p.add_argument("--dense_below", type=int, default=None)
     p.add_argument("--max_steps", type=int, default=0, help="per run (0: the epochs)")
