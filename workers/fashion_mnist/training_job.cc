@@ -323,7 +323,10 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
     const bool epoch_end = done % steps_per_epoch == 0 || done == total_steps;
     const bool periodic =
         config.eval_every > 0 && done % config.eval_every == 0;
-    if ((epoch_end || periodic) && config.rank == 0) {
+    const bool last = done == total_steps;
+    const bool evaluate_now =
+        (epoch_end && (config.eval_each_epoch || last)) || periodic;
+    if (evaluate_now && config.rank == 0) {
       status = evaluate();
       if (!status.ok()) return status;
       emit_eval(done);
@@ -333,8 +336,12 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
       epoch_event.rank = static_cast<int>(config.rank);
       epoch_event.epoch = (done - 1) / steps_per_epoch;
       epoch_event.step = done;
-      epoch_event.test_accuracy = last_eval.accuracy;
-      epoch_event.test_loss = last_eval.mean_loss;
+      // Without an evaluation at this step the accuracy stays absent
+      // rather than repeating an older one.
+      if (evaluate_now) {
+        epoch_event.test_accuracy = last_eval.accuracy;
+        epoch_event.test_loss = last_eval.mean_loss;
+      }
       run_format::EmitWorkerEvent(epoch_event);
     }
   }

@@ -51,6 +51,11 @@ struct WorkerConfig {
   // Rank 0 evaluates on the test set every this many steps (0: only at the
   // end of each epoch), for time-to-accuracy.
   int64_t eval_every = 0;
+  // Whether rank 0 also evaluates at the end of every epoch. Off, it
+  // evaluates only after the last step (and every eval_every steps): a study
+  // of many multi-epoch runs that wants only the final accuracy saves the
+  // evaluations in between, which every other rank waits for.
+  bool eval_each_epoch = true;
   // Evaluations use the first this many test images (0: all 10,000). The
   // wide model needs about a minute of one core for all of them, while the
   // other ranks wait: periodic evaluation of it wants a subset.

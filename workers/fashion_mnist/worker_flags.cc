@@ -65,6 +65,9 @@ ABSL_FLAG(std::string, model,
           "layers)");
 ABSL_FLAG(int64_t, eval_every, Defaults().eval_every,
           "rank 0 evaluates every N steps (0: at each epoch's end only)");
+ABSL_FLAG(bool, eval_each_epoch, Defaults().eval_each_epoch,
+          "rank 0 evaluates at the end of every epoch (false: only after "
+          "the last step, and every --eval_every steps)");
 ABSL_FLAG(int64_t, eval_samples, Defaults().eval_samples,
           "evaluate on the first N test images (0: all 10,000)");
 ABSL_FLAG(std::string, data_dir, Defaults().data_dir,
@@ -148,6 +151,7 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   }
   config.model = *model;
   config.eval_every = absl::GetFlag(FLAGS_eval_every);
+  config.eval_each_epoch = absl::GetFlag(FLAGS_eval_each_epoch);
   config.eval_samples = absl::GetFlag(FLAGS_eval_samples);
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
   config.out_dir = absl::GetFlag(FLAGS_out);

@@ -46,6 +46,9 @@ ABSL_FLAG(std::string, model, Defaults().model,
 ABSL_FLAG(int64_t, eval_every, Defaults().eval_every,
           "rank 0 evaluates every N steps, for time-to-accuracy (0: at each "
           "epoch's end)");
+ABSL_FLAG(bool, eval_each_epoch, Defaults().eval_each_epoch,
+          "rank 0 evaluates at the end of every epoch (false: only after "
+          "the last step, and every --eval_every steps)");
 ABSL_FLAG(int64_t, eval_samples, Defaults().eval_samples,
           "evaluate on the first N test images (0: all 10,000)");
 ABSL_FLAG(int64_t, validation, Defaults().validation,
@@ -111,6 +114,7 @@ absl::StatusOr<LaunchOptions> LaunchOptionsFromFlags(int argc, char** argv) {
   options.seed = absl::GetFlag(FLAGS_seed);
   options.model = absl::GetFlag(FLAGS_model);
   options.eval_every = absl::GetFlag(FLAGS_eval_every);
+  options.eval_each_epoch = absl::GetFlag(FLAGS_eval_each_epoch);
   options.eval_samples = absl::GetFlag(FLAGS_eval_samples);
   options.validation = absl::GetFlag(FLAGS_validation);
   options.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);

@@ -55,6 +55,10 @@ struct LaunchOptions {
   // Rank 0 evaluates every this many steps (0: at each epoch's end), for
   // time-to-accuracy.
   int64_t eval_every = 0;
+  // Whether rank 0 also evaluates at each epoch's end; false: only after the
+  // last step (and every eval_every steps), which spares multi-epoch studies
+  // the evaluations every rank waits for.
+  bool eval_each_epoch = true;
   // Evaluations use the first this many test images (0: all 10,000).
   int64_t eval_samples = 0;
   // The last this many training images are held out as a validation set,

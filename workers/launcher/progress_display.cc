@@ -67,9 +67,11 @@ std::string ProgressDisplay::EpochLine(const EpochReport& report) {
   if (report.test_loss.has_value()) {
     absl::StrAppend(&line, "  test loss ", FormatLoss(*report.test_loss));
   }
-  absl::StrAppend(&line, "  test accuracy ",
-                  FormatPercent(report.test_accuracy), "  ratio ",
-                  FormatRatio(report.ratio), " (",
+  if (report.test_accuracy.has_value()) {
+    absl::StrAppend(&line, "  test accuracy ",
+                    FormatPercent(*report.test_accuracy));
+  }
+  absl::StrAppend(&line, "  ratio ", FormatRatio(report.ratio), " (",
                   FormatBytes(report.wire_bytes), " on the wire)");
   return line;
 }

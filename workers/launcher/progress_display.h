@@ -35,7 +35,7 @@ struct EpochReport {
   int64_t epoch = 0;  // 1-based ordinal
   int64_t epochs = 0;
   double train_loss = 0;
-  double test_accuracy = 0;
+  std::optional<double> test_accuracy;  // absent: not evaluated this epoch
   std::optional<double> test_loss;
   double ratio = 0;
   double wire_bytes = 0;

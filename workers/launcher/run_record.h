@@ -28,7 +28,7 @@ struct StepPoint {
 struct EpochPoint {
   int64_t epoch = 0;
   int64_t step = 0;
-  double test_accuracy = 0;
+  std::optional<double> test_accuracy;  // absent: not evaluated then
   std::optional<double> test_loss;
   double train_loss = 0;  // mean step loss of the epoch over all ranks
   run_format::WireBytes bytes;  // job total when the evaluation arrived

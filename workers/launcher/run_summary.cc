@@ -82,7 +82,9 @@ TrainingPlot BuildTrainingPlot(const RunSummary& summary,
     const bool drawn =
         std::any_of(plot.accuracy.begin(), plot.accuracy.end(),
                     [&](const auto& point) { return point.x == x; });
-    if (!drawn) plot.accuracy.push_back({x, epoch.test_accuracy});
+    if (!drawn && epoch.test_accuracy.has_value()) {
+      plot.accuracy.push_back({x, *epoch.test_accuracy});
+    }
   }
   std::sort(plot.accuracy.begin(), plot.accuracy.end(),
             [](const auto& a, const auto& b) { return a.x < b.x; });

@@ -64,7 +64,7 @@ void AddMembers(const EvalEvent& eval, Json& json) { AddEvalMembers(eval, json);
 void AddMembers(const EpochEvent& epoch, Json& json) {
   json["epoch"] = epoch.epoch;
   json["step"] = epoch.step;
-  json["test_accuracy"] = JsonDouble(epoch.test_accuracy);
+  json["test_accuracy"] = OptionalDouble(epoch.test_accuracy);
   json["test_loss"] = OptionalDouble(epoch.test_loss);
 }
 
@@ -178,7 +178,7 @@ EpochEvent ReadEpoch(JsonFieldReader& reader) {
   epoch.rank = ReadRank(reader);
   epoch.epoch = reader.Integer("epoch");
   epoch.step = reader.Integer("step");
-  epoch.test_accuracy = reader.Double("test_accuracy");
+  epoch.test_accuracy = reader.OptionalDouble("test_accuracy");
   epoch.test_loss = reader.OptionalDouble("test_loss");
   return epoch;
 }

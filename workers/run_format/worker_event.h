@@ -120,7 +120,9 @@ struct EpochEvent {
   int rank = -1;
   int64_t epoch = 0;
   int64_t step = 0;
-  double test_accuracy = 0;  // fraction in [0, 1]
+  // Fraction in [0, 1]; absent (null) when the worker did not evaluate at
+  // this epoch's end (--eval_each_epoch=false).
+  std::optional<double> test_accuracy;
   std::optional<double> test_loss;
 };
 

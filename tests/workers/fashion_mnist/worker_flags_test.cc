@@ -56,6 +56,8 @@ TEST(WorkerFlagsTest, DefaultsAreTheOptionsStructs) {
   EXPECT_EQ(config.seed, defaults.seed);
   EXPECT_EQ(config.model, defaults.model);
   EXPECT_EQ(config.eval_every, defaults.eval_every);
+  EXPECT_EQ(config.eval_each_epoch, defaults.eval_each_epoch);
+  EXPECT_TRUE(config.eval_each_epoch);
   EXPECT_EQ(config.eval_samples, defaults.eval_samples);
   EXPECT_EQ(config.data_dir, defaults.data_dir);
   EXPECT_EQ(config.out_dir, defaults.out_dir);
@@ -74,6 +76,12 @@ TEST(WorkerFlagsTest, ThresholdReachesTheConfig) {
   EXPECT_EQ(config.policy, KeepPolicy::kThreshold);
   EXPECT_EQ(config.threshold, 2.5);  // a magnitude: may exceed 1
   EXPECT_EQ(config.dense_below, 10);
+}
+
+TEST(WorkerFlagsTest, EvalEachEpochCanBeTurnedOff) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(const WorkerConfig config,
+                                 Parse({"--eval_each_epoch=false"}));
+  EXPECT_FALSE(config.eval_each_epoch);
 }
 
 TEST(WorkerFlagsTest, RhoAboveOneIsNamedUnderThresholdToo) {

@@ -134,12 +134,14 @@ TEST(ChildCommandsTest, UnderLinkEmulationProcessesUseNamespaceAddresses) {
   LaunchOptions options;
   options.model = "wide";
   options.eval_every = 25;
+  options.eval_each_epoch = false;
   EXPECT_THAT(AggregatorArgs(options, "10.213.0.1"),
               ::testing::IsSupersetOf(
                   {"--listen=10.213.0.1:0", "--metrics_listen=10.213.0.1:0"}));
   EXPECT_THAT(WorkerArgs(options, 0, {"10.213.0.1:4000", "10.213.0.2:4001"}, "j"),
               ::testing::IsSupersetOf({"--shards=10.213.0.1:4000,10.213.0.2:4001",
-                                       "--model=wide", "--eval_every=25"}));
+                                       "--model=wide", "--eval_every=25",
+                                       "--eval_each_epoch=false"}));
 }
 
 TEST(ChildCommandsTest, ParsesThePortLine) {
@@ -170,7 +172,8 @@ TEST(ChildCommandsTest, WorkerGetsEveryFlag) {
                   "--job_id=job-7", "--policy=topk", "--rho=0.001",
                   "--threshold=0.001", "--epochs=1", "--max_steps=20",
                   "--batch_size=64", "--lr=0.1", "--momentum=0.9", "--seed=1",
-                  "--model=cnn", "--eval_every=0", "--eval_samples=0",
+                  "--model=cnn", "--eval_every=0",
+                  "--eval_each_epoch=true", "--eval_samples=0",
                   "--validation=0", "--warmup_steps=0", "--value_type=f32",
                   "--out=/tmp/run/rank1", "--checkpoint_interval=10",
                   "--data_dir=/usr/share/datasets/fashion-mnist",

@@ -22,6 +22,7 @@ namespace {
 using run_format::ParseRunSummaryJson;
 using run_format::RunSummary;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Every test here runs the real worker, which needs LibTorch.
 class LauncherIntegrationTest : public ::testing::Test {
@@ -99,6 +100,46 @@ TEST_F(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
   EXPECT_TRUE(summary.replicas_identical) << text;
   EXPECT_THAT(ReadFileOrEmpty(out + "/summary.md"),
               HasSubstr("| validation accuracy (last 5000 training images"));
+}
+
+// --eval_each_epoch=false: rank 0 evaluates only after the last step. The
+// epoch that ends on the way is still counted, without an accuracy, and the
+// final accuracy is the summary's.
+TEST_F(LauncherIntegrationTest, EvalOnlyAtTheEndSkipsEpochEvaluations) {
+  TempDir dir;
+  const std::string out = dir.File("run");
+  // 2 ranks of 1000 images: 30 steps per epoch, so the run ends at step 40,
+  // a third of the way into its second epoch.
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      auto launcher,
+      StartLauncher({"--workers", "2", "--epochs", "2", "--max_steps", "40",
+                     "--batch_size", "1000", "--eval_each_epoch=false",
+                     "--eval_samples", "1000", "--out", out}));
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(8)));
+  ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
+  ASSERT_EQ(WEXITSTATUS(status), 0) << launcher->Output();
+  const std::string text = ReadFileOrEmpty(out + "/summary.json");
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(RunSummary summary, ParseRunSummaryJson(text));
+  EXPECT_EQ(summary.steps, 40) << text;
+  EXPECT_EQ(summary.epochs_completed, 2) << text;
+  ASSERT_EQ(summary.evals.size(), 1u) << text;
+  EXPECT_EQ(summary.evals[0].step, 40) << text;
+  ASSERT_TRUE(summary.test_accuracy.has_value()) << text;
+  EXPECT_EQ(*summary.test_accuracy, summary.evals[0].test_accuracy) << text;
+  EXPECT_TRUE(summary.replicas_identical) << text;
+  // The progress display, fed by rank 0's epoch events, shows no accuracy
+  // for the epoch that ended at step 30 and one for the last.
+  const std::string shown = launcher->out();
+  const auto epoch_line = [&shown](const std::string& head) {
+    const size_t first = shown.find(head);
+    if (first == std::string::npos) return std::string();
+    return shown.substr(first, shown.find('\n', first) - first);
+  };
+  const std::string first_epoch = epoch_line("epoch 1/2 done:");
+  ASSERT_FALSE(first_epoch.empty()) << shown;
+  EXPECT_THAT(first_epoch, Not(HasSubstr("test accuracy"))) << first_epoch;
+  EXPECT_THAT(epoch_line("epoch 2/2 done:"), HasSubstr("test accuracy"))
+      << shown;
 }
 
 // Three aggregator shards with the CNN's large layers cut into parts of

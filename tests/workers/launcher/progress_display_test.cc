@@ -73,6 +73,18 @@ TEST(ProgressDisplayTest, EpochLine) {
             "85.12%  ratio 120x (12.3 MB on the wire)");
 }
 
+TEST(ProgressDisplayTest, EpochLineWithoutAnEvaluation) {
+  EpochReport report;
+  report.epoch = 1;
+  report.epochs = 3;
+  report.train_loss = 0.5;
+  report.ratio = 120;
+  report.wire_bytes = 12.3e6;
+  EXPECT_EQ(ProgressDisplay::EpochLine(report),
+            "epoch 1/3 done: train loss 0.5  ratio 120x (12.3 MB on the "
+            "wire)");
+}
+
 TEST(FormatUnitsTest, Units) {
   EXPECT_EQ(FormatBytes(950), "950 B");
   EXPECT_EQ(FormatBytes(12345), "12.3 kB");

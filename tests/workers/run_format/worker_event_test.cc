@@ -102,6 +102,19 @@ TEST(WorkerEventTest, LinesAreCompactWithTheEventNameFirst) {
               StartsWith("{\"event\":\"done\","));
 }
 
+TEST(WorkerEventTest, EpochWithoutAnEvaluationHasANullAccuracy) {
+  EpochEvent epoch;
+  epoch.rank = 0;
+  epoch.epoch = 0;
+  epoch.step = 30;
+  const std::string line = FormatWorkerEvent(epoch);
+  EXPECT_THAT(line, HasSubstr("\"test_accuracy\":null")) << line;
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(WorkerEvent back, ParseWorkerEvent(line));
+  ASSERT_TRUE(std::holds_alternative<EpochEvent>(back));
+  EXPECT_FALSE(std::get<EpochEvent>(back).test_accuracy.has_value());
+  EXPECT_FALSE(std::get<EpochEvent>(back).test_loss.has_value());
+}
+
 TEST(WorkerEventTest, NanLossRoundTripsAsTheStringNaN) {
   StepEvent diverged = AStep();
   diverged.loss = std::numeric_limits<double>::quiet_NaN();
