@@ -95,6 +95,13 @@ absl::StatusOr<MemberId> JobRegistry::Join(
     member.incarnation = join.incarnation();
     member.ever_joined = true;
     member.applied_step = std::max(member.applied_step, join.applied_step());
+    member.accepted_value_type_bits = 0;
+    for (int type : join.accepted_value_types()) {
+      // Unknown numbers (a newer worker) are not types this shard writes.
+      if (v1::ValueType_IsValid(type) && type != v1::VALUE_TYPE_UNSPECIFIED) {
+        member.accepted_value_type_bits |= uint32_t{1} << type;
+      }
+    }
     ReleaseApplied(job, held_);
     ENTROGRAD_LOG(kInfo, "job \"", job.id, "\" rank ", join.rank(),
                   " joined (incarnation ", join.incarnation(),
@@ -376,7 +383,8 @@ absl::Status JobRegistry::AcceptLocked(const MemberId& member,
   metrics_.AddUplink(PayloadWireBytes(update.payload()),
                      static_cast<int64_t>(4 * contribution.numel));
   if (completes) {
-    *complete = CompleteRound{std::move(round), merge};
+    *complete = CompleteRound{std::move(round), merge,
+                              job.ValueTypesEveryMemberAccepts()};
     job.rounds.erase(key);
     --held_.rounds_in_flight;
     held_.bytes += merge;
@@ -415,7 +423,7 @@ void JobRegistry::FinishRound(const std::string& job_id, RoundKey key,
   const absl::Time merge_start = absl::Now();
   absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> message =
       MergeRound(key.first, key.second, round.by_rank,
-                 options_.max_message_bytes);
+                 options_.max_message_bytes, complete.downlink_value_types);
   const absl::Time merge_end = absl::Now();
 
   std::vector<Delivery> deliveries;

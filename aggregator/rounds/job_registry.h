@@ -163,6 +163,8 @@ class JobRegistry {
   struct CompleteRound {
     std::unique_ptr<RoundState> round;
     int64_t merge_reserved_bytes = 0;
+    // What every member can decode, when the round completed.
+    std::vector<ValueType> downlink_value_types;
   };
 
   // Counts `reason` and returns `status`.

@@ -23,6 +23,20 @@ int64_t JobState::MinJoinedAppliedStep() const {
   return min_applied == INT64_MAX ? -1 : min_applied;
 }
 
+std::vector<ValueType> JobState::ValueTypesEveryMemberAccepts() const {
+  std::vector<ValueType> common;
+  for (ValueType type : kAllValueTypes) {
+    const bool everyone = std::all_of(
+        members.begin(), members.end(), [type](const Member& member) {
+          return !member.ever_joined ||
+                 (member.accepted_value_type_bits &
+                  (uint32_t{1} << static_cast<int>(type))) != 0;
+        });
+    if (type == ValueType::kF32 || everyone) common.push_back(type);
+  }
+  return common;
+}
+
 bool JobState::HasLiveStream() const {
   for (const Member& member : members) {
     if (member.sink != nullptr) return true;

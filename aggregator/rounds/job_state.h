@@ -48,6 +48,9 @@ struct JobState {
     bool ever_joined = false;
     std::shared_ptr<StreamSink> sink;  // null while disconnected
     int64_t applied_step = -1;
+    // Join.accepted_value_types of its last join, what it can decode: bit
+    // 1 << t for ValueType t. Fixed-size, however long the list it sent.
+    uint32_t accepted_value_type_bits = 0;
   };
   // A complete round's merged update, kept until every rank applied it.
   struct Completed {
@@ -76,6 +79,9 @@ struct JobState {
   // The slowest rank among those that joined since the shard started (-1
   // when none did).
   int64_t MinJoinedAppliedStep() const;
+  // The value types every member that ever joined accepts (kF32 always: a
+  // worker that lists none predates the field and reads float32).
+  std::vector<ValueType> ValueTypesEveryMemberAccepts() const;
   bool HasLiveStream() const;
 };
 

@@ -1,16 +1,45 @@
 #include "aggregator/rounds/merge_round.h"
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "aggregator/merge/sparse_merge.h"
 #include "aggregator/rounds/round_error.h"
 #include "entrograd/wire/payload_proto.h"
 
 namespace entrograd::aggregator {
+namespace {
+
+// The contributions' common value type where every rank accepts it, else
+// float32.
+ValueType DownlinkValueType(
+    const std::vector<std::optional<DecodedPayload>>& by_rank,
+    absl::Span<const ValueType> accepted_by_every_rank) {
+  const ValueType first = by_rank.front()->value_type;
+  for (const std::optional<DecodedPayload>& payload : by_rank) {
+    if (payload->value_type != first) return ValueType::kF32;
+  }
+  return absl::c_linear_search(accepted_by_every_rank, first) ? first
+                                                              : ValueType::kF32;
+}
+
+// The merge is the mean of the ranks' values, never larger in magnitude
+// than the largest of them, so a type every contribution fit in holds it
+// without saturating.
+absl::StatusOr<EncodedPayload> EncodeMergedValues(uint64_t numel,
+                                                  const MergedUpdate& merged,
+                                                  ValueType type) {
+  EncodeOptions options;
+  options.value_type = type;
+  return EncodeSparse(numel, merged.indices, merged.values, options);
+}
+
+}  // namespace
 
 absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> MergeRound(
     int64_t step, uint32_t layer,
     const std::vector<std::optional<DecodedPayload>>& by_rank,
-    uint64_t max_message_bytes) {
+    uint64_t max_message_bytes,
+    absl::Span<const ValueType> accepted_by_every_rank) {
   const int world_size = static_cast<int>(by_rank.size());
   std::vector<RankContribution> contributions;
   contributions.reserve(world_size);
@@ -27,7 +56,9 @@ absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> MergeRound(
   MergedUpdate merged;
   absl::Status status = merger.Merge(numel, world_size, contributions, &merged);
   absl::StatusOr<EncodedPayload> encoded =
-      status.ok() ? EncodeSparse(numel, merged.indices, merged.values)
+      status.ok() ? EncodeMergedValues(numel, merged,
+                                       DownlinkValueType(
+                                           by_rank, accepted_by_every_rank))
                   : absl::StatusOr<EncodedPayload>(status);
   if (!encoded.ok()) return absl::AbortedError(encoded.status().message());
   auto message = std::make_shared<v1::AggregatorMessage>();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "entrograd/codec.h"
 #include "entrograd/v1/aggregator.pb.h"
 
@@ -25,7 +26,17 @@ namespace entrograd::aggregator {
 // Merges round (step, layer) from `by_rank`, every element set (by_rank[r]
 // is rank r's decoded contribution, all of the same numel), and encodes it
 // as an AggregatorMessage holding a MergedLayer with contributors =
-// by_rank.size(). Errors: ABORTED when the merge or the encoding fails (a
+// by_rank.size().
+//
+// The merged values go in float32 unless every contribution came in the
+// same narrower type (f16 or bf16) and `accepted_by_every_rank` lists it:
+// then in that type, which halves the downlink's values the way the
+// senders halved theirs. The merge is a mean, so it fits in the type its
+// contributions fit in. The float32 mean is rounded once, the same bytes for
+// every rank; the choice depends on the contributions and on what the ranks
+// accept, so it is deterministic.
+//
+// Errors: ABORTED when the merge or the encoding fails (a
 // merged sum that overflows float32, contributions of different shapes);
 // RESOURCE_EXHAUSTED with reason MERGED_TOO_LARGE (round_error.h) when the
 // message would be larger than `max_message_bytes`, which gRPC would refuse
@@ -36,7 +47,8 @@ namespace entrograd::aggregator {
 absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> MergeRound(
     int64_t step, uint32_t layer,
     const std::vector<std::optional<DecodedPayload>>& by_rank,
-    uint64_t max_message_bytes);
+    uint64_t max_message_bytes,
+    absl::Span<const ValueType> accepted_by_every_rank = {});
 
 }  // namespace entrograd::aggregator
 

@@ -127,6 +127,37 @@ TEST_F(JobRegistryTest, JoinAckPrecedesAMergedLayerThatCompletesDuringJoin) {
   }
 }
 
+// Ranks that send f16 and all accept it get the merged update in f16; one
+// rank that accepts only float32 (an older worker) makes it float32 for all.
+TEST_F(JobRegistryTest, TheDownlinkIsF16OnlyWhenEveryRankAcceptsIt) {
+  for (const bool everyone_accepts : {true, false}) {
+    const std::string job = everyone_accepts ? "f16" : "f32-rank";
+    std::shared_ptr<RecordingSink> rank0, rank1;
+    JoinSpec spec0 = Spec(job, 0, 2), spec1 = Spec(job, 1, 2);
+    spec0.accepted_value_types = {v1::VALUE_TYPE_F32, v1::VALUE_TYPE_F16};
+    spec1.accepted_value_types = spec0.accepted_value_types;
+    if (!everyone_accepts) spec1.accepted_value_types = {v1::VALUE_TYPE_F32};
+    const MemberId id0 = Join(spec0, &rank0);
+    const MemberId id1 = Join(spec1, &rank1);
+    for (const auto& [id, seed] : {std::pair{id0, 1u}, std::pair{id1, 2u}}) {
+      const SparseVector sent = RandomSparse(kNumel, 20, seed);
+      ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+          EncodedPayload payload,
+          EncodeSparse(kNumel, sent.indices, sent.values,
+                       {ValueType::kF16, std::nullopt}));
+      ENTROGRAD_ASSERT_OK(registry_.Contribute(id, MakeUpdate(0, 0, payload)));
+    }
+    for (const auto& sink : {rank0, rank1}) {
+      const auto messages = sink->messages();
+      ASSERT_EQ(messages.size(), 2u) << job;
+      ASSERT_TRUE(messages[1]->has_merged_layer()) << job;
+      EXPECT_EQ(messages[1]->merged_layer().payload().value_type(),
+                everyone_accepts ? v1::VALUE_TYPE_F16 : v1::VALUE_TYPE_F32)
+          << job;
+    }
+  }
+}
+
 // A stream replaced by a newer incarnation keeps its MemberId until its
 // reactor ends. If the job ends meanwhile and is created again, smaller, the
 // stale id must reach neither the new job's members nor its rounds.

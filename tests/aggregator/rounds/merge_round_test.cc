@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <random>
+#include <utility>
 #include <string>
 #include <thread>
 #include <vector>
@@ -158,6 +160,101 @@ TEST(MergeRoundTest, ASumThatOverflowsIsAborted) {
       Decoded(EncodeOrDie(rank)), Decoded(EncodeOrDie(rank))};
   EXPECT_THAT(MergeRound(0, 0, by_rank, kNoLimit),
               StatusIs(absl::StatusCode::kAborted, ""));
+}
+
+std::optional<DecodedPayload> DecodedAs(const SparseVector& vector,
+                                        ValueType type) {
+  absl::StatusOr<EncodedPayload> encoded = EncodeSparse(
+      vector.numel, vector.indices, vector.values, {type, std::nullopt});
+  EXPECT_TRUE(encoded.ok()) << encoded.status();
+  return encoded.ok() ? Decoded(*encoded) : std::nullopt;
+}
+
+constexpr ValueType kEveryType[] = {ValueType::kF32, ValueType::kF16,
+                                    ValueType::kBF16};
+
+// Ranks that sent f16 (or bf16) get the merge in that type: the float32
+// reference merge of what they sent, rounded once, in fewer bytes.
+TEST(MergeRoundTest, ANarrowRoundIsAnsweredInItsType) {
+  for (const ValueType type : {ValueType::kF16, ValueType::kBF16}) {
+    std::mt19937 rng(5);
+    std::vector<std::optional<DecodedPayload>> by_rank;
+    std::vector<SparseVector> as_sent;
+    for (int rank = 0; rank < 4; ++rank) {
+      by_rank.push_back(DecodedAs(RandomSparse(kNumel, 400, rng), type));
+      as_sent.push_back({kNumel, by_rank.back()->indices,
+                         by_rank.back()->values});
+    }
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+        std::shared_ptr<const v1::AggregatorMessage> narrow,
+        MergeRound(0, 0, by_rank, kNoLimit, kEveryType));
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+        std::shared_ptr<const v1::AggregatorMessage> wide,
+        MergeRound(0, 0, by_rank, kNoLimit, {ValueType::kF32}));
+    const auto& payload = narrow->merged_layer().payload();
+    EXPECT_EQ(payload.value_type(), static_cast<int>(type));
+    EXPECT_EQ(wide->merged_layer().payload().value_type(), v1::VALUE_TYPE_F32);
+    EXPECT_EQ(payload.value_bytes().size() * 2,
+              wide->merged_layer().payload().value_bytes().size());
+
+    const std::vector<float> want_dense = ReferenceMergeDense(as_sent);
+    SparseVector want{kNumel, {}, {}};
+    for (uint32_t i = 0; i < kNumel; ++i) {
+      if (want_dense[i] != 0.0f) {
+        want.indices.push_back(i);
+        want.values.push_back(want_dense[i]);
+      }
+    }
+    const std::vector<float> rounded = ToDense(*DecodedAs(want, type));
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(DecodedPayload got,
+                                   DecodeMerged(narrow->merged_layer()));
+    const std::vector<float> got_dense = ToDense(got);
+    EXPECT_EQ(0, std::memcmp(got_dense.data(), rounded.data(),
+                             rounded.size() * sizeof(float)));
+  }
+}
+
+// Mixed types, or a type some rank cannot read, go in float32, exactly.
+TEST(MergeRoundTest, MixedOrUnacceptedTypesAreAnsweredInF32) {
+  std::mt19937 rng(9);
+  std::vector<std::optional<DecodedPayload>> mixed = {
+      DecodedAs(RandomSparse(kNumel, 300, rng), ValueType::kF16),
+      DecodedAs(RandomSparse(kNumel, 300, rng), ValueType::kBF16)};
+  std::vector<std::optional<DecodedPayload>> f16 = {
+      DecodedAs(RandomSparse(kNumel, 300, rng), ValueType::kF16),
+      DecodedAs(RandomSparse(kNumel, 300, rng), ValueType::kF16)};
+  for (const auto& [by_rank, accepted] :
+       {std::pair{mixed, std::vector<ValueType>(std::begin(kEveryType),
+                                                std::end(kEveryType))},
+        std::pair{f16, std::vector<ValueType>{ValueType::kF32,
+                                              ValueType::kBF16}}}) {
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+        std::shared_ptr<const v1::AggregatorMessage> message,
+        MergeRound(0, 0, by_rank, kNoLimit, accepted));
+    EXPECT_EQ(message->merged_layer().payload().value_type(),
+              v1::VALUE_TYPE_F32);
+  }
+}
+
+// The merge is the mean: f16's largest value from every rank stays exactly
+// that value in f16 (a sum would saturate).
+TEST(MergeRoundTest, TheMeanOfF16sFitsInF16) {
+  const SparseVector rank{kNumel, {3, 17}, {65504.0f, -0.5f}};
+  std::vector<std::optional<DecodedPayload>> by_rank = {
+      DecodedAs(rank, ValueType::kF16), DecodedAs(rank, ValueType::kF16)};
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::shared_ptr<const v1::AggregatorMessage> message,
+      MergeRound(0, 0, by_rank, kNoLimit, kEveryType));
+  EXPECT_EQ(message->merged_layer().payload().value_type(),
+            v1::VALUE_TYPE_F16);
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(EncodedPayload encoded_f16,
+                                 EncodeSparse(kNumel, rank.indices, rank.values,
+                                              {ValueType::kF16, std::nullopt}));
+  EXPECT_EQ(encoded_f16.saturated_values, 0);
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(DecodedPayload got,
+                                 DecodeMerged(message->merged_layer()));
+  EXPECT_EQ(ToDense(got)[3], 65504.0f);
+  EXPECT_EQ(ToDense(got)[17], -0.5f);
 }
 
 }  // namespace

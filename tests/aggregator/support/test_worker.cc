@@ -19,7 +19,9 @@ v1::Join MakeJoin(const JoinSpec& spec) {
   }
   join.set_initial_params_hash(spec.params_hash);
   join.set_applied_step(spec.applied_step);
-  join.add_accepted_value_types(v1::VALUE_TYPE_F32);
+  for (v1::ValueType type : spec.accepted_value_types) {
+    join.add_accepted_value_types(type);
+  }
   return join;
 }
 

@@ -36,6 +36,7 @@ struct JoinSpec {
   std::vector<LayerSpec> layers = {{"layer0", 1000}};
   uint64_t params_hash = 42;
   int64_t applied_step = -1;
+  std::vector<v1::ValueType> accepted_value_types = {v1::VALUE_TYPE_F32};
 };
 
 v1::Join MakeJoin(const JoinSpec& spec);

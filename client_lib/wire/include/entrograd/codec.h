@@ -132,6 +132,9 @@ PayloadView ViewOf(const EncodedPayload& payload);
 struct DecodedPayload {
   uint64_t numel = 0;
   bool dense = false;
+  // The type the values travelled in (they are float32 here either way): a
+  // shard answers a round sent in f16 in f16 (aggregator/rounds/merge_round.h).
+  ValueType value_type = ValueType::kF32;
   std::vector<uint32_t> indices;
   std::vector<float> values;
 };

@@ -64,6 +64,7 @@ absl::StatusOr<DecodedPayload> DecodePayload(const PayloadView& payload) {
   DecodedPayload decoded;
   decoded.numel = payload.numel;
   decoded.dense = encoding == IndexEncoding::kDense;
+  decoded.value_type = type;
   // ReadIndices checks index_bytes' size against count before sizing its
   // output, and the value size is checked before `values` is.
   if (!decoded.dense) {
