@@ -106,8 +106,11 @@ class Runner:
             # --value_type and --dense_below are levers of the compressed
             # policies: dense stays the float32 exchange the bytes and the
             # accuracy are measured against.
-            if a.dense_below is not None and policy != "dense":
-                cmd.append(f"--extra_worker_args=--dense_below={a.dense_below}")
+            worker_args = list(a.compressed_worker_args)
+            if a.dense_below is not None:
+                worker_args.append(f"--dense_below={a.dense_below}")
+            if worker_args and policy != "dense":
+                cmd.append(f"--extra_worker_args={' '.join(worker_args)}")
             os.makedirs(out, exist_ok=True)
             log(" ".join(cmd))
             start = time.monotonic()
@@ -282,7 +285,9 @@ def report(runs, a):
     dense_below = "1024 (the default)" if a.dense_below is None else a.dense_below
     lines = [f"{a.model}, {a.workers} workers, batch {a.batch_size} per worker. The "
              f"compressed policies send {a.value_type} values and layers under "
-             f"{dense_below} elements whole; dense sends float32.", ""]
+             f"{dense_below} elements whole; dense sends float32."
+             + (f" Compressed runs add {' '.join(a.compressed_worker_args)}."
+                if a.compressed_worker_args else ""), ""]
     sweep_rows = [r for r in runs if r["phase"] == "sweep"]
     lines += [f"### Sweep ({a.sweep_epochs} epoch(s); dense's rate chosen on the mean "
               f"of its seeds, the others' at seed {a.seeds[0]}; chosen on "
@@ -449,6 +454,9 @@ def parse_args(argv=None):
     p.add_argument("--dense_below", type=int, default=None,
                    help="layers below N elements go whole (compressed policies; "
                         "default: the worker's 1024)")
+    p.add_argument("--compressed_worker_args", default="",
+                   help="more entrograd-worker flags for the compressed policies, "
+                        "space-separated, e.g. '--min_keep_ratio=0.001' (r_min)")
     p.add_argument("--max_steps", type=int, default=0, help="per run (0: the epochs)")
     p.add_argument("--run_timeout", type=int, default=1800, help="seconds per run")
     p.add_argument("--quick", action="store_true",
@@ -467,6 +475,7 @@ def parse_args(argv=None):
     a.warmups = [int(v) for v in a.warmups.split(",")]
     a.points = [float(v) for v in a.points.split(",")]
     a.main_policies = a.main_policies.split(",")
+    a.compressed_worker_args = a.compressed_worker_args.split()
     return a
 
 

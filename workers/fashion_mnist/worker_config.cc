@@ -57,6 +57,10 @@ absl::Status ValidateWorkerConfig(const WorkerConfig& config) {
     return Bad("threshold",
                absl::StrCat(config.threshold, " is not a finite number >= 0"));
   }
+  if (!(config.min_keep_ratio >= 0.0 && config.min_keep_ratio <= 1.0)) {
+    return Bad("min_keep_ratio",
+               absl::StrCat(config.min_keep_ratio, " is not in [0, 1]"));
+  }
   if (config.intervals < 1) return Bad("intervals", "expected >= 1");
   if (config.dense_below < 0) return Bad("dense_below", "expected >= 0");
   if (config.warmup_steps < 0) return Bad("warmup_steps", "expected >= 0");

@@ -38,6 +38,8 @@ struct WorkerConfig {
   double rho = CompressionOptions{}.rho;
   // Magnitude threshold (finite, >= 0) of the threshold policy.
   double threshold = CompressionOptions{}.threshold;
+  // r_min: the entropy policy's lowest keep ratio, in [0, 1].
+  double min_keep_ratio = CompressionOptions{}.min_keep_ratio;
   int64_t intervals = CompressionOptions{}.intervals;
   int64_t dense_below = CompressionOptions{}.dense_below;
   int64_t warmup_steps = CompressionOptions{}.warmup_steps;

@@ -45,6 +45,9 @@ ABSL_FLAG(double, rho, Defaults().rho,
 ABSL_FLAG(double, threshold, Defaults().threshold,
           "magnitude threshold (>= 0) of --policy=threshold: entries at "
           "least this large are sent");
+ABSL_FLAG(double, min_keep_ratio, Defaults().min_keep_ratio,
+          "r_min of --policy=entropy: no layer keeps a smaller share than "
+          "this, whatever its entropy (0: no floor)");
 ABSL_FLAG(int64_t, intervals, Defaults().intervals, "entropy intervals M");
 ABSL_FLAG(int64_t, dense_below, Defaults().dense_below,
           "layers with fewer elements are sent dense");
@@ -135,6 +138,7 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   config.policy = *policy;
   config.rho = absl::GetFlag(FLAGS_rho);
   config.threshold = absl::GetFlag(FLAGS_threshold);
+  config.min_keep_ratio = absl::GetFlag(FLAGS_min_keep_ratio);
   config.intervals = absl::GetFlag(FLAGS_intervals);
   config.dense_below = absl::GetFlag(FLAGS_dense_below);
   config.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);

@@ -30,6 +30,7 @@ TEST(WorkerFlagsTest, DefaultsAreTheOptionsStructs) {
   EXPECT_EQ(config.policy, compression.policy);
   EXPECT_EQ(config.rho, compression.rho);
   EXPECT_EQ(config.threshold, compression.threshold);
+  EXPECT_EQ(config.min_keep_ratio, compression.min_keep_ratio);
   EXPECT_EQ(config.intervals, compression.intervals);
   EXPECT_EQ(config.dense_below, compression.dense_below);
   EXPECT_EQ(config.dense_below, 1024);
@@ -82,6 +83,18 @@ TEST(WorkerFlagsTest, EvalEachEpochCanBeTurnedOff) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(const WorkerConfig config,
                                  Parse({"--eval_each_epoch=false"}));
   EXPECT_FALSE(config.eval_each_epoch);
+}
+
+TEST(WorkerFlagsTest, MinKeepRatioReachesTheConfig) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(const WorkerConfig config,
+                                 Parse({"--min_keep_ratio=0.0005"}));
+  EXPECT_EQ(config.min_keep_ratio, 0.0005);
+}
+
+TEST(WorkerFlagsTest, MinKeepRatioAboveOneIsNamed) {
+  EXPECT_THAT(Parse({"--min_keep_ratio=1.5"}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "--min_keep_ratio"));
 }
 
 TEST(WorkerFlagsTest, RhoAboveOneIsNamedUnderThresholdToo) {
