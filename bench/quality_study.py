@@ -32,8 +32,9 @@ entrograd-launch on this machine, one run at a time:
 --quick runs the same phases in a couple of minutes (2 workers, a few
 steps per run, two seeds): a smoke test of the pipeline, not a result.
 
-Example (the command behind docs/BENCHMARKS.md; about 100 minutes here, half of it
-rank 0 evaluating after each epoch):
+Example (the command behind docs/BENCHMARKS.md; about 75 minutes here for its
+two points, ~50 s a sweep run and ~135 s a main run; one --points per
+invocation into the same --out stays under 45 minutes and reuses dense):
   /usr/bin/python3 bench/quality_study.py --out out/quality
 Needs entrograd built in build/ (or --build) and Fashion-MNIST (setup.sh).
 """
@@ -456,7 +457,8 @@ def parse_args(argv=None):
                         "default: the worker's 1024)")
     p.add_argument("--compressed_worker_args", default="",
                    help="more entrograd-worker flags for the compressed policies, "
-                        "space-separated, e.g. '--min_keep_ratio=0.001' (r_min)")
+                        "space-separated; give it with '=' since its value starts "
+                        "with '--': --compressed_worker_args=--min_keep_ratio=0.001")
     p.add_argument("--max_steps", type=int, default=0, help="per run (0: the epochs)")
     p.add_argument("--run_timeout", type=int, default=1800, help="seconds per run")
     p.add_argument("--quick", action="store_true",
