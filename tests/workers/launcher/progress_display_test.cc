@@ -59,28 +59,28 @@ TEST(ProgressDisplayTest, StatusLineShowsSpeedAndEta) {
             "ETA 15.0s");
 }
 
-TEST(ProgressDisplayTest, EpochLine) {
+// Epoch 1 of 3 without an evaluation.
+EpochReport FirstOfThreeEpochs() {
   EpochReport report;
   report.epoch = 1;
   report.epochs = 3;
   report.train_loss = 0.5;
-  report.test_accuracy = 0.8512;
-  report.test_loss = 0.45;
   report.ratio = 120;
   report.wire_bytes = 12.3e6;
+  return report;
+}
+
+TEST(ProgressDisplayTest, EpochLine) {
+  EpochReport report = FirstOfThreeEpochs();
+  report.test_accuracy = 0.8512;
+  report.test_loss = 0.45;
   EXPECT_EQ(ProgressDisplay::EpochLine(report),
             "epoch 1/3 done: train loss 0.5  test loss 0.45  test accuracy "
             "85.12%  ratio 120x (12.3 MB on the wire)");
 }
 
 TEST(ProgressDisplayTest, EpochLineWithoutAnEvaluation) {
-  EpochReport report;
-  report.epoch = 1;
-  report.epochs = 3;
-  report.train_loss = 0.5;
-  report.ratio = 120;
-  report.wire_bytes = 12.3e6;
-  EXPECT_EQ(ProgressDisplay::EpochLine(report),
+  EXPECT_EQ(ProgressDisplay::EpochLine(FirstOfThreeEpochs()),
             "epoch 1/3 done: train loss 0.5  ratio 120x (12.3 MB on the "
             "wire)");
 }
