@@ -68,9 +68,9 @@ def run(cmd, logfile, timeout, env=None):
         raise RuntimeError(f"{cmd[0]} exited {proc.returncode}; log {logfile}:\n{tail}")
 
 
-def common_args(args, model):
+def common_args(args, model, max_steps=None):
     return {
-        "max_steps": args.max_steps,
+        "max_steps": max_steps or args.max_steps,
         "batch_size": args.batch_size,
         "eval_every": args.eval_every,
         "eval_samples": args.eval_samples,
@@ -83,7 +83,11 @@ def common_args(args, model):
 def run_ddp(args, link, model, out_dir, compute_only=False):
     os.makedirs(out_dir, exist_ok=True)
     flags = []
-    for key, value in common_args(args, model).items():
+    # The compute-only run gives only the median step (the ideal's
+    # denominator), which a few dozen steps settle; on a long run it would
+    # cost as much as DDP's own compute.
+    steps = args.compute_only_steps if compute_only and args.compute_only_steps else None
+    for key, value in common_args(args, model, steps).items():
         flags += [f"--{key}", str(value)]
     flags += ["--log_every", "0"]
     if compute_only:
@@ -213,7 +217,9 @@ def report(rows, args):
     lines = [
         f"Workers {args.workers}, batch {args.batch_size} per rank, "
         f"{args.max_steps} steps, lr {args.lr}, seed {args.seed}, evaluation every "
-        f"{args.eval_every} steps on the first {args.eval_samples or 10000} test images.",
+        f"{args.eval_every} steps on the first {args.eval_samples or 10000} test images"
+        + (f"; the DDP compute-only run {args.compute_only_steps} steps."
+           if getattr(args, "compute_only_steps", 0) else "."),
         "",
         "| link | model | run | time/step (median) | vs DDP | ideal | share of ideal | "
         "fwd+bwd | compress | wait | apply | payload MB/rank-step | interface MB/rank-step | "
@@ -310,6 +316,8 @@ def main():
     p.add_argument("--shards", type=int, default=1,
                    help="entrograd's aggregator shards, each on its own link "
                         "(large layers are cut into parts spread over them)")
+    p.add_argument("--compute_only_steps", type=int, default=0,
+                   help="steps of the DDP compute-only run (0: --max_steps)")
     p.add_argument("--run_timeout", type=int, default=3600, help="seconds per run")
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--report_only", action="store_true",

@@ -169,7 +169,7 @@ def matched_topk_rho(entropy_row, topk_row):
     return float(f"{topk_row['rho'] * entropy_row['wire'] / topk_row['wire']:.3g}")
 
 
-def tune(runner, a, policy, rho, guess_topk_rho=None):
+def tune(runner, a, policy, rho):
     """The sweep of one policy at one point (seed --seeds[0], --sweep_epochs):
     every --lrs rate, then every --warmups length at the best rate, chosen on
     validation. Returns the chosen (lr, warmup)."""

@@ -10,7 +10,8 @@ from . import _C
 def compression_options(policy=None, rho=None, min_keep_ratio=None,
                         budget_density=None, threshold=None, intervals=None,
                         dense_below=None, warmup_steps=None,
-                        momentum_correction=None, momentum=None):
+                        momentum_correction=None, momentum=None,
+                        entropy_of=None):
     """A validated _C.CompressionOptions.
 
     policy: "entropy" (default), "entropy_budget", "topk", "threshold" or
@@ -19,7 +20,8 @@ def compression_options(policy=None, rho=None, min_keep_ratio=None,
     cut of the threshold policy. intervals: entropy intervals M.
     dense_below: layers with fewer elements are sent whole. warmup_steps:
     DGC warm-up. momentum_correction / momentum: local momentum before
-    compression (ALGORITHM.md 5.1).
+    compression (ALGORITHM.md 5.1). entropy_of: what the entropy policies
+    measure, "gradient" (default) or "accumulated" (residual plus gradient).
 
     Raises InvalidArgumentError naming the first value out of range, and
     TypeError for a value of the wrong type.
@@ -31,6 +33,7 @@ def compression_options(policy=None, rho=None, min_keep_ratio=None,
         "intervals": intervals, "dense_below": dense_below,
         "warmup_steps": warmup_steps,
         "momentum_correction": momentum_correction, "momentum": momentum,
+        "entropy_of": entropy_of,
     }
     for name, value in given.items():
         if value is not None:

@@ -53,6 +53,16 @@ void RegisterOptions(py::module_& module) {
             ThrowIfError(policy.status());
             self.policy = *policy;
           })
+      .def_property(
+          "entropy_of",
+          [](const CompressionOptions& self) {
+            return std::string(EntropySourceName(self.entropy_of));
+          },
+          [](CompressionOptions& self, const std::string& name) {
+            absl::StatusOr<EntropySource> source = ParseEntropySource(name);
+            ThrowIfError(source.status());
+            self.entropy_of = *source;
+          })
       .def_readwrite("rho", &CompressionOptions::rho)
       .def_readwrite("min_keep_ratio", &CompressionOptions::min_keep_ratio)
       .def_readwrite("budget_density", &CompressionOptions::budget_density)

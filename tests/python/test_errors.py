@@ -74,6 +74,7 @@ def test_client_values_checked_on_connect(aggregator, kwargs, field):
 
 @pytest.mark.parametrize("kwargs,match", [
     (dict(policy="fastest"), "fastest"),
+    (dict(entropy_of="weights"), "entropy source"),
     (dict(rho=2.0), "rho"),
     (dict(intervals=0), "intervals"),
     (dict(lr=0.0), "learning_rate"),

@@ -40,6 +40,9 @@ struct WorkerConfig {
   double threshold = CompressionOptions{}.threshold;
   // r_min: the entropy policy's lowest keep ratio, in [0, 1].
   double min_keep_ratio = CompressionOptions{}.min_keep_ratio;
+  // What the entropy policies measure (the fresh or the accumulated
+  // gradient).
+  EntropySource entropy_of = CompressionOptions{}.entropy_of;
   int64_t intervals = CompressionOptions{}.intervals;
   int64_t dense_below = CompressionOptions{}.dense_below;
   int64_t warmup_steps = CompressionOptions{}.warmup_steps;

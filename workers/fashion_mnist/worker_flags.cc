@@ -48,6 +48,10 @@ ABSL_FLAG(double, threshold, Defaults().threshold,
 ABSL_FLAG(double, min_keep_ratio, Defaults().min_keep_ratio,
           "r_min of --policy=entropy: no layer keeps a smaller share than "
           "this, whatever its entropy (0: no floor)");
+ABSL_FLAG(std::string, entropy_of,
+          std::string(entrograd::EntropySourceName(Defaults().entropy_of)),
+          "what the entropy policies measure: gradient (the fresh gradient, "
+          "the default) or accumulated (residual plus gradient)");
 ABSL_FLAG(int64_t, intervals, Defaults().intervals, "entropy intervals M");
 ABSL_FLAG(int64_t, dense_below, Defaults().dense_below,
           "layers with fewer elements are sent dense");
@@ -139,6 +143,13 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   config.rho = absl::GetFlag(FLAGS_rho);
   config.threshold = absl::GetFlag(FLAGS_threshold);
   config.min_keep_ratio = absl::GetFlag(FLAGS_min_keep_ratio);
+  absl::StatusOr<EntropySource> entropy_of =
+      ParseEntropySource(absl::GetFlag(FLAGS_entropy_of));
+  if (!entropy_of.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--entropy_of: ", entropy_of.status().message()));
+  }
+  config.entropy_of = *entropy_of;
   config.intervals = absl::GetFlag(FLAGS_intervals);
   config.dense_below = absl::GetFlag(FLAGS_dense_below);
   config.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);

@@ -38,8 +38,28 @@ absl::string_view KeepPolicyName(KeepPolicy policy);
 // Inverse of KeepPolicyName. INVALID_ARGUMENT naming the accepted names.
 absl::StatusOr<KeepPolicy> ParseKeepPolicy(absl::string_view name);
 
+// What a layer's entropy is measured over (ALGORITHM.md 5.2).
+enum class EntropySource {
+  // The fresh gradient u (the patent's step 52). The default.
+  kGradient,
+  // The accumulated gradient A (residual plus u, or plus the velocity under
+  // momentum correction): what the selection ranks, so the share follows
+  // where the mass to be sent lies now, including what earlier steps held
+  // back. A variant under measurement (docs/BENCHMARKS.md); a layer sent
+  // whole has A = u, so it changes nothing there.
+  kAccumulated,
+};
+
+// "gradient", "accumulated".
+absl::string_view EntropySourceName(EntropySource source);
+// Inverse of EntropySourceName. INVALID_ARGUMENT naming the accepted names.
+absl::StatusOr<EntropySource> ParseEntropySource(absl::string_view name);
+
 struct CompressionOptions {
   KeepPolicy policy = KeepPolicy::kEntropy;
+
+  // What the entropy of kEntropy and kEntropyBudget is measured over.
+  EntropySource entropy_of = EntropySource::kGradient;
 
   // Density (fraction of entries, 0 < rho <= 1) that a layer of maximal
   // entropy gets under kEntropy, and the fixed density of kTopK.

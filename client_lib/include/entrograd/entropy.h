@@ -19,7 +19,7 @@ struct EntropyStats {
   double entropy = 0.0;             // H = -sum P_i ln P_i, nats, in [0, ln m]
   double normalized_entropy = 0.0;  // Hn = H / ln m; 1 when m == 1
   double effective_fraction = 0.0;  // f = exp(H) / m, in [1/m, 1]
-  bool all_zero = false;            // sum of |u| is 0: nothing to send
+  bool all_zero = false;            // the sum is 0: nothing to send
 };
 
 // Interval i of a vector of n elements split into m intervals covers

@@ -2,7 +2,7 @@
 // It owns the layer's residual G and (with momentum correction) velocity V.
 //
 //   u (fresh gradient) --Accumulate--> A = G + u   (or V <- mu V + u; A = G + V)
-//                                      entropy H of u, histogram of |A|
+//                                      entropy H of u (or A), histogram of |A|
 //                      --Select(k)-->  k largest |A| (ties: smaller index)
 //                                      sent = A[selected]; G <- A, G[selected] = 0
 //                                      V[selected] = 0 (momentum factor masking)
@@ -46,7 +46,7 @@ struct CompressedLayer {
   int64_t step = 0;
   int64_t numel = 0;
   int64_t k = 0;                    // entries sent (numel when dense)
-  EntropyStats entropy;             // of the fresh gradient u
+  EntropyStats entropy;             // of u (of A: options.entropy_of)
   double keep_ratio = 0.0;          // r_l as the policy asked (k / n for
                                     // threshold and dense)
   bool dense = false;               // every entry sent; indices left empty
@@ -130,7 +130,7 @@ class LayerCompressor {
   std::vector<float> velocity_;            // V (momentum correction only)
   std::vector<float> pending_accumulated_; // A of the pending step
   std::vector<float> pending_velocity_;    // V of the pending step
-  std::vector<double> interval_sums_;      // of |u|, for entropy
+  std::vector<double> interval_sums_;      // of |u| (or |A|), for entropy
   EntropyStats pending_entropy_;
   bool pending_ = false;
   // Candidates collected by the pending Accumulate for any k <= candidate_k_

@@ -36,7 +36,7 @@ void AccumulateAndMeasure(const AccumulateBuffers& buffers, float momentum) {
     double lanes[kSumLanes] = {};
     for (int64_t block = begin; block < end; block += kBlock) {
       const int64_t length = std::min(kBlock, end - block);
-      AccumulateAbs(u + block, length, lanes);
+      if (!buffers.measure_accumulated) AccumulateAbs(u + block, length, lanes);
       // Separate simple loops so the compiler vectorises each of them.
       if (whole) {
         std::copy(u + block, u + block + length, a + block);
@@ -52,6 +52,7 @@ void AccumulateAndMeasure(const AccumulateBuffers& buffers, float momentum) {
         }
       }
       // While the block of A is still in L1: saves a second pass over A.
+      if (buffers.measure_accumulated) AccumulateAbs(a + block, length, lanes);
       if (buffers.candidates != nullptr) {
         buffers.candidates->Scan(a, block, block + length);
       }

@@ -1,6 +1,6 @@
 // The fused first pass of LayerCompressor (ALGORITHM.md 5.1-5.3): one read
-// of u, G (and V) computes A and the per-interval sums of |u| for the
-// entropy. Private to the core.
+// of u, G (and V) computes A and the per-interval sums of |u| (or |A|) for
+// the entropy. Private to the core.
 #ifndef ENTROGRAD_CORE_ACCUMULATE_H_
 #define ENTROGRAD_CORE_ACCUMULATE_H_
 
@@ -30,13 +30,15 @@ struct AccumulateBuffers {
   absl::Span<const float> velocity;  // V, n elements, or empty: no momentum
   absl::Span<float> accumulated;     // out: A = G + u (or G + V'), n elements
   absl::Span<float> next_velocity;   // out: V' = mu V + u; empty: no momentum
-  absl::Span<double> interval_abs_sums;  // out: m sums of |u|, 1 <= m <= n
+  absl::Span<double> interval_abs_sums;  // out: m sums of |u| (or |A|)
+  // The sums are of |A| instead of |u| (EntropySource::kAccumulated).
+  bool measure_accumulated = false;
   CandidateCollector* candidates = nullptr;  // optional: fed every block of A
 };
 
 // Fills the outputs. A non-finite u makes its interval's sum non-finite;
-// finite u, G and V can still overflow A or V' to +-Inf (never NaN). The
-// caller checks both.
+// finite u, G and V can still overflow A or V' to +-Inf (never NaN), which
+// makes the sum non-finite too when it is of |A|. The caller checks both.
 void AccumulateAndMeasure(const AccumulateBuffers& buffers, float momentum);
 
 }  // namespace entrograd

@@ -21,6 +21,16 @@ constexpr PolicyName kPolicyNames[] = {
     {KeepPolicy::kDense, "dense"},
 };
 
+struct SourceName {
+  EntropySource source;
+  absl::string_view name;
+};
+
+constexpr SourceName kSourceNames[] = {
+    {EntropySource::kGradient, "gradient"},
+    {EntropySource::kAccumulated, "accumulated"},
+};
+
 absl::Status OutOfRange(absl::string_view field, double value,
                         absl::string_view allowed) {
   return absl::InvalidArgumentError(absl::StrCat(
@@ -45,11 +55,32 @@ absl::StatusOr<KeepPolicy> ParseKeepPolicy(absl::string_view name) {
       "\"; expected one of entropy, entropy_budget, topk, threshold, dense"));
 }
 
+absl::string_view EntropySourceName(EntropySource source) {
+  for (const SourceName& entry : kSourceNames) {
+    if (entry.source == source) return entry.name;
+  }
+  return "unknown";
+}
+
+absl::StatusOr<EntropySource> ParseEntropySource(absl::string_view name) {
+  for (const SourceName& entry : kSourceNames) {
+    if (entry.name == name) return entry.source;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown entropy source \"", name,
+                   "\"; expected gradient or accumulated"));
+}
+
 absl::Status ValidateCompressionOptions(const CompressionOptions& options) {
   if (KeepPolicyName(options.policy) == "unknown") {
     return absl::InvalidArgumentError(
         absl::StrCat("CompressionOptions.policy = ",
                      static_cast<int>(options.policy), " is not a KeepPolicy"));
+  }
+  if (EntropySourceName(options.entropy_of) == "unknown") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CompressionOptions.entropy_of = ",
+        static_cast<int>(options.entropy_of), " is not an EntropySource"));
   }
   // Written as !(in range) so that NaN fails every check.
   if (!(options.rho > 0.0 && options.rho <= 1.0)) {

@@ -84,6 +84,8 @@ absl::StatusOr<EntropyStats> LayerCompressor::Accumulate(
   }
   buffers.accumulated = absl::MakeSpan(pending_accumulated_);
   buffers.interval_abs_sums = absl::MakeSpan(interval_sums_);
+  buffers.measure_accumulated =
+      options_.entropy_of == EntropySource::kAccumulated;
   const float momentum = static_cast<float>(options_.momentum);
   std::optional<CandidateCollector> collector;
   // A layer sent whole is never selected from: no candidates to collect.
@@ -115,8 +117,23 @@ absl::StatusOr<EntropyStats> LayerCompressor::Accumulate(
   const int64_t m = static_cast<int64_t>(interval_sums_.size());
   for (int64_t i = 0; i < m; ++i) {
     if (!std::isfinite(interval_sums_[i])) {
-      return NonFiniteError("gradient", gradient, IntervalBegin(i, numel_, m),
-                            IntervalBegin(i + 1, numel_, m));
+      const int64_t begin = IntervalBegin(i, numel_, m);
+      const int64_t end = IntervalBegin(i + 1, numel_, m);
+      if (buffers.measure_accumulated) {
+        // A sum of |A| is non-finite also when finite inputs overflowed A.
+        // A non-finite gradient anywhere is named first, as when the sums
+        // are of |u| (and as on the CUDA path).
+        const auto bad =
+            std::find_if(gradient.begin(), gradient.end(),
+                         [](float x) { return !std::isfinite(x); });
+        if (bad != gradient.end()) {
+          const int64_t j = bad - gradient.begin();
+          return NonFiniteError("gradient", gradient, j, j + 1);
+        }
+        return NonFiniteError(kAccumulatedName, pending_accumulated_, begin,
+                              end);
+      }
+      return NonFiniteError("gradient", gradient, begin, end);
     }
   }
   pending_entropy_ = EntropyFromIntervalSums(interval_sums_, numel_);

@@ -1,6 +1,6 @@
 // The kernels of the fused first pass of the CUDA path (ALGORITHM.md
-// 5.1-5.3): one read of u, G (and V) writes A (and V'), adds |u| per
-// interval in double, counts the first radix digit of |A| and notes the
+// 5.1-5.3): one read of u, G (and V) writes A (and V'), adds |u| (or |A|)
+// per interval in double, counts the first radix digit of |A| and notes the
 // first non-finite u and A. Launched by accumulate_launch.cu, the only file
 // that includes this one.
 #ifndef ENTROGRAD_CUDA_ACCUMULATE_KERNELS_CUH_
@@ -51,7 +51,8 @@ template <typename GradientT, AccumulateKind kKind>
 __global__ void __launch_bounds__(kAccumulateThreads) AccumulateKernel(
     const GradientT* __restrict__ gradient, const float* __restrict__ residual,
     const float* __restrict__ velocity, float* __restrict__ accumulated,
-    float* __restrict__ next_velocity, float momentum, uint64_t n, uint64_t m,
+    float* __restrict__ next_velocity, float momentum,
+    bool measure_accumulated, uint64_t n, uint64_t m,
     uint64_t tiles_per_interval, double* __restrict__ partials,
     uint32_t* __restrict__ histogram, uint32_t* __restrict__ first_bad) {
   __shared__ uint32_t bins[kFirstDigitBins];
@@ -78,7 +79,6 @@ __global__ void __launch_bounds__(kAccumulateThreads) AccumulateKernel(
     if (!isfinite(u) && bad_gradient == kNoElement) {
       bad_gradient = static_cast<uint32_t>(j);
     }
-    abs_sum += fabs(static_cast<double>(u));
     float a = u;
     if constexpr (kKind == AccumulateKind::kMomentum) {
       const float increment = DeviceNextVelocity(momentum, v, u);
@@ -88,6 +88,7 @@ __global__ void __launch_bounds__(kAccumulateThreads) AccumulateKernel(
       a = DeviceAccumulated(g, u);
     }
     accumulated[j] = a;
+    abs_sum += fabs(static_cast<double>(measure_accumulated ? a : u));
     const uint32_t key = DeviceMagnitudeKey(a);
     if (key >= kDeviceNonFiniteKey && bad_accumulated == kNoElement) {
       bad_accumulated = static_cast<uint32_t>(j);

@@ -26,23 +26,25 @@ cudaError_t LaunchTyped(const AccumulateLaunch& launch, uint64_t blocks,
     return LaunchKernel(AccumulateKernel<GradientT, AccumulateKind::kWhole>,
                         blocks, kAccumulateThreads, stream, gradient, nullptr,
                         nullptr, launch.accumulated, nullptr, launch.momentum,
-                        n, m, tiles_per_interval, launch.interval_partials,
-                        launch.first_digit_histogram, launch.first_bad);
+                        launch.measure_accumulated, n, m, tiles_per_interval,
+                        launch.interval_partials, launch.first_digit_histogram,
+                        launch.first_bad);
   }
   if (launch.velocity != nullptr) {
     return LaunchKernel(AccumulateKernel<GradientT, AccumulateKind::kMomentum>,
                         blocks, kAccumulateThreads, stream, gradient,
                         launch.residual, launch.velocity, launch.accumulated,
-                        launch.next_velocity, launch.momentum, n, m,
-                        tiles_per_interval, launch.interval_partials,
-                        launch.first_digit_histogram, launch.first_bad);
+                        launch.next_velocity, launch.momentum,
+                        launch.measure_accumulated, n, m, tiles_per_interval,
+                        launch.interval_partials, launch.first_digit_histogram,
+                        launch.first_bad);
   }
   return LaunchKernel(AccumulateKernel<GradientT, AccumulateKind::kResidual>,
                       blocks, kAccumulateThreads, stream, gradient,
                       launch.residual, nullptr, launch.accumulated, nullptr,
-                      launch.momentum, n, m, tiles_per_interval,
-                      launch.interval_partials, launch.first_digit_histogram,
-                      launch.first_bad);
+                      launch.momentum, launch.measure_accumulated, n, m,
+                      tiles_per_interval, launch.interval_partials,
+                      launch.first_digit_histogram, launch.first_bad);
 }
 
 }  // namespace

@@ -182,6 +182,8 @@ absl::StatusOr<EntropyStats> DeviceLayerCompressor::Accumulate(
   }
   launch.accumulated = pending_accumulated_;
   launch.momentum = static_cast<float>(options_.momentum);
+  launch.measure_accumulated =
+      options_.entropy_of == EntropySource::kAccumulated;
   launch.n = numel_;
   launch.m = intervals_;
   launch.interval_partials = workspace.interval_partials_;
@@ -208,10 +210,14 @@ absl::StatusOr<EntropyStats> DeviceLayerCompressor::Accumulate(
         float value, ReadElement(gradient, type, first_bad[0], stream));
     return NonFiniteElementError(kGradientName, value, first_bad[0]);
   }
+  pending_first_bad_accumulated_ = first_bad[1];
+  // Sums of |A| are non-finite when A overflowed: no entropy to decide from.
+  if (launch.measure_accumulated) {
+    ENTROGRAD_RETURN_IF_ERROR(CheckAccumulatedFinite(stream));
+  }
   const auto* sums = reinterpret_cast<const double*>(readback);
   pending_entropy_ = EntropyFromIntervalSums(
       absl::MakeConstSpan(sums, static_cast<size_t>(intervals_)), numel_);
-  pending_first_bad_accumulated_ = first_bad[1];
   pending_ = true;
   return pending_entropy_;
 }

@@ -67,7 +67,8 @@ struct AccumulateLaunch {
   int64_t n = 0;
   int64_t m = 0;
   double* interval_partials = nullptr;        // scratch, MaxIntervalPartials
-  double* interval_sums = nullptr;            // out: m sums of |u|
+  double* interval_sums = nullptr;            // out: m sums of |u| (or |A|)
+  bool measure_accumulated = false;  // sum |A| (EntropySource::kAccumulated)
   uint32_t* first_digit_histogram = nullptr;  // out: kFirstDigitBins, zeroed
                                               // here before counting
   uint32_t* first_bad = nullptr;  // out: [0] first non-finite u, [1] first

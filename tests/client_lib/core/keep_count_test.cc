@@ -236,6 +236,19 @@ TEST(CompressionOptionsTest, ParsesEveryPolicyNameAndRejectsOthers) {
               StatusIs(absl::StatusCode::kInvalidArgument, "entropy_budget"));
 }
 
+TEST(CompressionOptionsTest, ParsesEveryEntropySourceAndRejectsOthers) {
+  for (EntropySource source :
+       {EntropySource::kGradient, EntropySource::kAccumulated}) {
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+        EntropySource parsed, ParseEntropySource(EntropySourceName(source)));
+    EXPECT_EQ(parsed, source);
+  }
+  EXPECT_THAT(ParseEntropySource("residual"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "unknown entropy source \"residual\"; expected "
+                       "gradient or accumulated"));
+}
+
 TEST(CompressionOptionsTest, ValidationNamesTheField) {
   struct Case {
     const char* field;
@@ -244,13 +257,18 @@ TEST(CompressionOptionsTest, ValidationNamesTheField) {
   const Case cases[] = {
       {"rho", [](CompressionOptions& o) { o.rho = 1.5; }},
       {"rho", [](CompressionOptions& o) { o.rho = std::nan(""); }},
-      {"min_keep_ratio", [](CompressionOptions& o) { o.min_keep_ratio = -0.1; }},
+      {"min_keep_ratio",
+       [](CompressionOptions& o) { o.min_keep_ratio = -0.1; }},
       {"budget_density", [](CompressionOptions& o) { o.budget_density = 0; }},
       {"threshold", [](CompressionOptions& o) { o.threshold = -1; }},
       {"intervals", [](CompressionOptions& o) { o.intervals = 0; }},
       {"dense_below", [](CompressionOptions& o) { o.dense_below = -1; }},
       {"warmup_steps", [](CompressionOptions& o) { o.warmup_steps = -2; }},
       {"momentum", [](CompressionOptions& o) { o.momentum = 1.0; }},
+      {"entropy_of",
+       [](CompressionOptions& o) {
+         o.entropy_of = static_cast<EntropySource>(7);
+       }},
   };
   for (const Case& c : cases) {
     CompressionOptions options;

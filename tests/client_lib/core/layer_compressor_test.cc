@@ -391,6 +391,108 @@ TEST(LayerCompressorTest, OverflowingAccumulationIsRejectedAndChangesNothing) {
   EXPECT_EQ(compressor->residual()[0], 0.0f);
 }
 
+// H over the means of |x| in m intervals (ALGORITHM.md 5.2-5.3), computed
+// independently: plain sums in index order.
+double ReferenceEntropy(const std::vector<float>& x, int64_t m) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<double> means(m, 0.0);
+  double total = 0.0;
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t begin = i * n / m, end = (i + 1) * n / m;
+    for (int64_t j = begin; j < end; ++j) {
+      means[i] += std::fabs(static_cast<double>(x[j]));
+    }
+    means[i] /= static_cast<double>(end - begin);
+    total += means[i];
+  }
+  double h = 0.0;
+  for (double mean : means) {
+    if (mean > 0) h -= (mean / total) * std::log(mean / total);
+  }
+  return h;
+}
+
+// EntropySource::kAccumulated: the entropy is of |A|, so a step whose fresh
+// gradient is concentrated still measures the residual spread everywhere,
+// and k follows it.
+TEST(LayerCompressorTest, EntropyOfAccumulatedMeasuresTheResidualToo) {
+  const int64_t n = 20011;
+  const int64_t m = 256;
+  CompressionOptions of_gradient;
+  of_gradient.rho = 0.01;
+  of_gradient.dense_below = 0;
+  of_gradient.momentum_correction = true;
+  CompressionOptions of_accumulated = of_gradient;
+  of_accumulated.entropy_of = EntropySource::kAccumulated;
+  auto measuring_a = MakeCompressor(n, of_accumulated);
+  auto measuring_u = MakeCompressor(n, of_gradient);
+  std::mt19937 rng(5);
+  CompressedLayer out_a, out_u;
+
+  // Step 0: G = V = 0, so A = u bitwise and both measure the same.
+  std::vector<float> gradient = HeavyTailedGradient(n, rng);
+  ENTROGRAD_ASSERT_OK(measuring_a->Compress(gradient, 0, &out_a));
+  ENTROGRAD_ASSERT_OK(measuring_u->Compress(gradient, 0, &out_u));
+  EXPECT_EQ(out_a.entropy.entropy, out_u.entropy.entropy);
+  EXPECT_EQ(out_a.indices, out_u.indices);
+
+  // Step 1: the fresh gradient covers the first tenth only.
+  std::fill(gradient.begin(), gradient.end(), 0.0f);
+  const std::vector<float> head = HeavyTailedGradient(n / 10, rng);
+  std::copy(head.begin(), head.end(), gradient.begin());
+  std::vector<float> accumulated(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const float velocity = 0.9f * measuring_a->velocity()[i] + gradient[i];
+    accumulated[i] = measuring_a->residual()[i] + velocity;
+  }
+  ENTROGRAD_ASSERT_OK(measuring_a->Compress(gradient, 1, &out_a));
+  ENTROGRAD_ASSERT_OK(measuring_u->Compress(gradient, 1, &out_u));
+  const double h_of_a = ReferenceEntropy(accumulated, m);
+  EXPECT_NEAR(out_a.entropy.entropy, h_of_a, 1e-9 * h_of_a);
+  EXPECT_NEAR(out_u.entropy.entropy, ReferenceEntropy(gradient, m), 1e-9);
+  // The residual spreads A over every interval; u covers about 26 of 256.
+  EXPECT_GT(out_a.entropy.entropy, out_u.entropy.entropy + 1.0);
+  EXPECT_EQ(out_a.k, std::llround(0.01 * std::exp(h_of_a) / m * n));
+  EXPECT_EQ(out_a.indices, reference::SelectBySort(accumulated, out_a.k));
+}
+
+TEST(LayerCompressorTest, ConservationHoldsBitwiseWithEntropyOfAccumulated) {
+  CompressionOptions options;
+  options.rho = 0.005;
+  options.dense_below = 0;
+  options.momentum_correction = true;
+  options.entropy_of = EntropySource::kAccumulated;
+  CheckConservationOverSteps(options, 20011, 30);
+}
+
+// Sums of |A| go non-finite when finite inputs overflow A: the error names
+// A, not the gradient, and nothing changes.
+TEST(LayerCompressorTest, OverflowUnderEntropyOfAccumulatedNamesA) {
+  CompressionOptions options;
+  options.rho = 0.0005;  // k = 1: the residual at 1 stays
+  options.dense_below = 0;
+  options.entropy_of = EntropySource::kAccumulated;
+  auto compressor = MakeCompressor(2000, options);
+  std::vector<float> gradient(2000, 0.0f);
+  gradient[0] = 3.0e38f;
+  gradient[1] = 2.9e38f;
+  CompressedLayer out;
+  ENTROGRAD_ASSERT_OK(compressor->Compress(gradient, 0, &out));
+  ASSERT_EQ(out.indices, (std::vector<uint32_t>{0}));
+  EXPECT_THAT(compressor->Compress(gradient, 1, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "accumulated gradient (residual + gradient) holds a "
+                       "non-finite value (inf) at element 1"));
+  EXPECT_EQ(compressor->residual()[1], 2.9e38f);
+  // A non-finite gradient is named first, as the CUDA path does, even where
+  // A overflowed earlier in the layer.
+  gradient[1999] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_THAT(
+      compressor->Compress(gradient, 1, &out),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "gradient holds a non-finite value (nan) at element 1999"));
+}
+
 TEST(LayerCompressorTest, AnyKAfterAnyMaxKeepHintIsExact) {
   // The hint only decides whether the pass collects candidates; a k above
   // the hint, or a hint the sample misjudges, must still give the exact set.

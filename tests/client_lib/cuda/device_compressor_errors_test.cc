@@ -244,6 +244,25 @@ TEST_P(OverflowTest, EveryPolicyIsRejectedAndStateUnchanged) {
   }
 }
 
+TEST_P(OverflowTest, EntropyOfAccumulatedIsRejectedInAccumulate) {
+  // The sums of |A| are not finite: there is no entropy to choose k from,
+  // so Accumulate itself fails, naming A, on both paths.
+  CompressionOptions options = Options(GetParam().momentum);
+  options.entropy_of = EntropySource::kAccumulated;
+  std::unique_ptr<ParityHarness> harness;
+  TestGradient gradient;
+  ASSERT_NO_FATAL_FAILURE(Prepare(options, &harness, &gradient));
+  const State before = Snapshot(*harness);
+  ASSERT_TRUE(harness->Accumulate(gradient));
+  ExpectRejected(*harness);
+  EXPECT_THAT(harness->device_status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "accumulated"));
+  EXPECT_TRUE(Unchanged(*harness, before));
+  ASSERT_TRUE(harness->Compress(gradient, 0));
+  ExpectRejected(*harness);
+  EXPECT_TRUE(Unchanged(*harness, before));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Cases, OverflowTest,
     ::testing::Values(OverflowCase{1000, false}, OverflowCase{1000, true},

@@ -225,6 +225,7 @@ struct PolicyCase {
   int64_t dense_below;
   int64_t warmup_steps;
   double min_keep_ratio;
+  EntropySource entropy_of;
   int64_t numel;
   bool momentum;
 };
@@ -246,6 +247,7 @@ TEST_P(PolicyParityTest, StepsMatchCpu) {
   options.dense_below = c.dense_below;
   options.warmup_steps = c.warmup_steps;
   options.min_keep_ratio = c.min_keep_ratio;
+  options.entropy_of = c.entropy_of;
   options.threshold = 2e-3;
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       auto harness, ParityHarness::Create(c.numel, options, stream()));
@@ -272,12 +274,15 @@ std::vector<PolicyCase> PolicyCases() {
     int64_t dense_below;
     int64_t warmup;
     double min_keep;
+    EntropySource entropy_of = EntropySource::kGradient;
   };
   const Base bases[] = {
       {"Entropy", KeepPolicy::kEntropy, 0.01, 0, 0, 0.0},
       {"EntropyRho30", KeepPolicy::kEntropy, 0.3, 0, 0, 0.0},
       {"EntropyWarmupFloor", KeepPolicy::kEntropy, 0.001, 0, 3, 0.0005},
       {"EntropyDenseBelow", KeepPolicy::kEntropy, 0.01, 1024, 0, 0.0},
+      {"EntropyOfAccumulated", KeepPolicy::kEntropy, 0.01, 0, 0, 0.0,
+       EntropySource::kAccumulated},
       {"TopK", KeepPolicy::kTopK, 0.01, 0, 0, 0.0},
       {"TopKWarmup", KeepPolicy::kTopK, 0.001, 0, 4, 0.0},
       {"Threshold", KeepPolicy::kThreshold, 0.01, 0, 0, 0.0},
@@ -289,7 +294,8 @@ std::vector<PolicyCase> PolicyCases() {
     for (int64_t n : {int64_t{1000}, int64_t{4097}, kMillionPlus3}) {
       for (bool momentum : {false, true}) {
         cases.push_back({base.name, base.policy, base.rho, base.dense_below,
-                         base.warmup, base.min_keep, n, momentum});
+                         base.warmup, base.min_keep, base.entropy_of, n,
+                         momentum});
       }
     }
   }

@@ -31,6 +31,7 @@ TEST(WorkerFlagsTest, DefaultsAreTheOptionsStructs) {
   EXPECT_EQ(config.rho, compression.rho);
   EXPECT_EQ(config.threshold, compression.threshold);
   EXPECT_EQ(config.min_keep_ratio, compression.min_keep_ratio);
+  EXPECT_EQ(config.entropy_of, compression.entropy_of);
   EXPECT_EQ(config.intervals, compression.intervals);
   EXPECT_EQ(config.dense_below, compression.dense_below);
   EXPECT_EQ(config.dense_below, 1024);
@@ -89,6 +90,19 @@ TEST(WorkerFlagsTest, MinKeepRatioReachesTheConfig) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(const WorkerConfig config,
                                  Parse({"--min_keep_ratio=0.0005"}));
   EXPECT_EQ(config.min_keep_ratio, 0.0005);
+}
+
+TEST(WorkerFlagsTest, EntropyOfAccumulatedReachesTheConfig) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(const WorkerConfig config,
+                                 Parse({"--entropy_of=accumulated"}));
+  EXPECT_EQ(config.entropy_of, EntropySource::kAccumulated);
+}
+
+TEST(WorkerFlagsTest, UnknownEntropySourceIsNamed) {
+  EXPECT_THAT(
+      Parse({"--entropy_of=weights"}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                        "--entropy_of: unknown entropy source \"weights\""));
 }
 
 TEST(WorkerFlagsTest, MinKeepRatioAboveOneIsNamed) {

@@ -7,7 +7,7 @@
 // fixed, order).
 //
 //   Accumulate: one fused pass over u, G (and V) writes A (and V'), the
-//     per-interval sums of |u| (double, fixed-order tree per tile) and a
+//     per-interval sums of |u| or |A| (double, fixed-order tree per tile) and a
 //     2048-bin histogram of the top 11 bits of |A|'s bit pattern. The host
 //     reads back the m interval sums (it needs the entropy to choose k).
 //   Select(k): a radix select on |A|'s bit pattern (11 + 11 + 9 bits) finds
@@ -121,7 +121,7 @@ struct DeviceCompressedLayer {
   int64_t step = 0;
   int64_t numel = 0;
   int64_t k = 0;                      // entries sent (numel when dense)
-  EntropyStats entropy;               // of the fresh gradient u
+  EntropyStats entropy;               // of u (of A: options.entropy_of)
   double keep_ratio = 0.0;            // as in CompressedLayer
   bool dense = false;                 // all of A sent; no indices
   const uint32_t* indices = nullptr;  // device, k ascending (null when dense)
