@@ -373,18 +373,29 @@ TEST(LayerCompressorTest, NonFiniteGradientIsRejectedAndChangesNothing) {
               StatusIs(absl::StatusCode::kFailedPrecondition, "Accumulate"));
 }
 
+// A compressor of 2000 elements that sent element 0 of `gradient` at step 0
+// and kept element 1 (2.9e38) in its residual: the same gradient again
+// overflows A at element 1.
+std::unique_ptr<LayerCompressor> CompressorAboutToOverflow(
+    CompressionOptions options, std::vector<float>* gradient) {
+  options.rho = 0.0005;  // k = round(0.0005 * 2000) = 1 (entropy: f <= 1)
+  options.dense_below = 0;
+  auto compressor = MakeCompressor(2000, options);
+  gradient->assign(2000, 0.0f);
+  (*gradient)[0] = 3.0e38f;
+  (*gradient)[1] = 2.9e38f;
+  CompressedLayer out;
+  EXPECT_TRUE(compressor->Compress(*gradient, 0, &out).ok());
+  EXPECT_EQ(out.indices, (std::vector<uint32_t>{0}));
+  return compressor;
+}
+
 TEST(LayerCompressorTest, OverflowingAccumulationIsRejectedAndChangesNothing) {
   CompressionOptions options;
   options.policy = KeepPolicy::kTopK;
-  options.rho = 0.0005;  // k = round(0.0005 * 2000) = 1: the residual at 1 stays
-  options.dense_below = 0;
-  auto compressor = MakeCompressor(2000, options);
-  std::vector<float> gradient(2000, 0.0f);
-  gradient[0] = 3.0e38f;
-  gradient[1] = 2.9e38f;
+  std::vector<float> gradient;
+  auto compressor = CompressorAboutToOverflow(options, &gradient);
   CompressedLayer out;
-  ENTROGRAD_ASSERT_OK(compressor->Compress(gradient, 0, &out));
-  ASSERT_EQ(out.indices, (std::vector<uint32_t>{0}));
   EXPECT_THAT(compressor->Compress(gradient, 1, &out),
               StatusIs(absl::StatusCode::kInvalidArgument, "accumulated"));
   EXPECT_EQ(compressor->residual()[1], 2.9e38f);
@@ -469,16 +480,10 @@ TEST(LayerCompressorTest, ConservationHoldsBitwiseWithEntropyOfAccumulated) {
 // A, not the gradient, and nothing changes.
 TEST(LayerCompressorTest, OverflowUnderEntropyOfAccumulatedNamesA) {
   CompressionOptions options;
-  options.rho = 0.0005;  // k = 1: the residual at 1 stays
-  options.dense_below = 0;
   options.entropy_of = EntropySource::kAccumulated;
-  auto compressor = MakeCompressor(2000, options);
-  std::vector<float> gradient(2000, 0.0f);
-  gradient[0] = 3.0e38f;
-  gradient[1] = 2.9e38f;
+  std::vector<float> gradient;
+  auto compressor = CompressorAboutToOverflow(options, &gradient);
   CompressedLayer out;
-  ENTROGRAD_ASSERT_OK(compressor->Compress(gradient, 0, &out));
-  ASSERT_EQ(out.indices, (std::vector<uint32_t>{0}));
   EXPECT_THAT(compressor->Compress(gradient, 1, &out),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "accumulated gradient (residual + gradient) holds a "
