@@ -108,6 +108,8 @@ class Runner:
             # policies: dense stays the float32 exchange the bytes and the
             # accuracy are measured against.
             worker_args = list(a.compressed_worker_args)
+            if policy == "entropy":
+                worker_args += a.entropy_worker_args
             if a.dense_below is not None:
                 worker_args.append(f"--dense_below={a.dense_below}")
             if worker_args and policy != "dense":
@@ -288,7 +290,9 @@ def report(runs, a):
              f"compressed policies send {a.value_type} values and layers under "
              f"{dense_below} elements whole; dense sends float32."
              + (f" Compressed runs add {' '.join(a.compressed_worker_args)}."
-                if a.compressed_worker_args else ""), ""]
+                if a.compressed_worker_args else "")
+             + (f" Entropy runs add {' '.join(a.entropy_worker_args)}."
+                if a.entropy_worker_args else ""), ""]
     sweep_rows = [r for r in runs if r["phase"] == "sweep"]
     lines += [f"### Sweep ({a.sweep_epochs} epoch(s); dense's rate chosen on the mean "
               f"of its seeds, the others' at seed {a.seeds[0]}; chosen on "
@@ -459,6 +463,10 @@ def parse_args(argv=None):
                    help="more entrograd-worker flags for the compressed policies, "
                         "space-separated; give it with '=' since its value starts "
                         "with '--': --compressed_worker_args=--min_keep_ratio=0.001")
+    p.add_argument("--entropy_worker_args", default="",
+                   help="more entrograd-worker flags for the entropy policy alone, for "
+                        "its variants that the other policies refuse: "
+                        "--entropy_worker_args=--share_hold_steps=20")
     p.add_argument("--max_steps", type=int, default=0, help="per run (0: the epochs)")
     p.add_argument("--run_timeout", type=int, default=1800, help="seconds per run")
     p.add_argument("--quick", action="store_true",
@@ -478,6 +486,7 @@ def parse_args(argv=None):
     a.points = [float(v) for v in a.points.split(",")]
     a.main_policies = a.main_policies.split(",")
     a.compressed_worker_args = a.compressed_worker_args.split()
+    a.entropy_worker_args = a.entropy_worker_args.split()
     return a
 
 

@@ -78,9 +78,9 @@ class DistributedOptimizer:
     client: an entrograd.Client not yet connected; this connects it.
     lr: learning rate (> 0). weight_decay: L2 added before compression.
     policy, rho, min_keep_ratio, budget_density, threshold, intervals,
-      dense_below, warmup_steps, momentum_correction, momentum, entropy_of: the
-      compression (entrograd.options.compression_options; None keeps the
-      C++ default). momentum_correction defaults to True here.
+      dense_below, warmup_steps, momentum_correction, momentum, entropy_of,
+      share_hold_steps: the compression (entrograd.options.compression_options;
+      None keeps the C++ default). momentum_correction defaults to True here.
     optimizer: a torch.optim optimizer over the same parameters, required
       when momentum_correction is False (it steps on the merged .grad).
     state: resume from a state_dict() or a save_state() file.
@@ -90,7 +90,8 @@ class DistributedOptimizer:
                  momentum_correction=True, momentum=None, weight_decay=0.0,
                  min_keep_ratio=None, budget_density=None, threshold=None,
                  intervals=None, dense_below=None, warmup_steps=None,
-                 entropy_of=None, optimizer=None, state=None):
+                 entropy_of=None, share_hold_steps=None, optimizer=None,
+                 state=None):
         if not isinstance(client, Client):
             raise TypeError(f"client must be entrograd.Client, not {type(client).__name__}")
         named = _named_parameters(named_parameters)
@@ -99,7 +100,8 @@ class DistributedOptimizer:
             budget_density=budget_density, threshold=threshold,
             intervals=intervals, dense_below=dense_below,
             warmup_steps=warmup_steps, momentum_correction=momentum_correction,
-            momentum=momentum, entropy_of=entropy_of)
+            momentum=momentum, entropy_of=entropy_of,
+            share_hold_steps=share_hold_steps)
         if not options.momentum_correction and optimizer is None:
             raise InvalidArgumentError(
                 "INVALID_ARGUMENT",

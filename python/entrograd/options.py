@@ -11,7 +11,7 @@ def compression_options(policy=None, rho=None, min_keep_ratio=None,
                         budget_density=None, threshold=None, intervals=None,
                         dense_below=None, warmup_steps=None,
                         momentum_correction=None, momentum=None,
-                        entropy_of=None):
+                        entropy_of=None, share_hold_steps=None):
     """A validated _C.CompressionOptions.
 
     policy: "entropy" (default), "entropy_budget", "topk", "threshold" or
@@ -22,6 +22,9 @@ def compression_options(policy=None, rho=None, min_keep_ratio=None,
     DGC warm-up. momentum_correction / momentum: local momentum before
     compression (ALGORITHM.md 5.1). entropy_of: what the entropy policies
     measure, "gradient" (default) or "accumulated" (residual plus gradient).
+    share_hold_steps: the entropy policy takes each layer's share at the
+    first step of every window of this many steps and holds it (1: every
+    step; other policies take only 1).
 
     Raises InvalidArgumentError naming the first value out of range, and
     TypeError for a value of the wrong type.
@@ -33,7 +36,7 @@ def compression_options(policy=None, rho=None, min_keep_ratio=None,
         "intervals": intervals, "dense_below": dense_below,
         "warmup_steps": warmup_steps,
         "momentum_correction": momentum_correction, "momentum": momentum,
-        "entropy_of": entropy_of,
+        "entropy_of": entropy_of, "share_hold_steps": share_hold_steps,
     }
     for name, value in given.items():
         if value is not None:

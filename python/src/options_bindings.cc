@@ -65,6 +65,7 @@ void RegisterOptions(py::module_& module) {
           })
       .def_readwrite("rho", &CompressionOptions::rho)
       .def_readwrite("min_keep_ratio", &CompressionOptions::min_keep_ratio)
+      .def_readwrite("share_hold_steps", &CompressionOptions::share_hold_steps)
       .def_readwrite("budget_density", &CompressionOptions::budget_density)
       .def_readwrite("threshold", &CompressionOptions::threshold)
       .def_readwrite("intervals", &CompressionOptions::intervals)

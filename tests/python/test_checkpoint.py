@@ -9,7 +9,8 @@ torch.save, optimizer state with state_dict() through torch.save, and the
 C++ file format with save_state()), torn down, and resumed by new clients,
 models and optimizers for the remaining steps. Parameters and optimizer
 state must end the same bits, and the resumed ranks must stay equal to
-each other.
+each other. With share_hold_steps = 3 the resume falls inside a window
+(steps 3-5), whose held entropy share the checkpoint must carry.
 """
 
 import pytest
@@ -25,7 +26,7 @@ OPTIONS = dict(lr=0.05, policy="entropy", rho=0.01, dense_below=1000,
                momentum_correction=True, momentum=0.9)
 
 
-def make_rank(aggregator, job_id, rank, weights=None, state=None):
+def make_rank(aggregator, job_id, rank, weights=None, state=None, hold=1):
     torch.manual_seed(5)
     model = FashionCnn()
     if weights is not None:
@@ -33,7 +34,8 @@ def make_rank(aggregator, job_id, rank, weights=None, state=None):
     client = entrograd.Client(shards=[aggregator.address], job_id=job_id, rank=rank,
                               world_size=WORLD)
     optimizer = entrograd.DistributedOptimizer(model.named_parameters(), client,
-                                               state=state, **OPTIONS)
+                                               state=state, share_hold_steps=hold,
+                                               **OPTIONS)
     return model, client, optimizer
 
 
@@ -66,12 +68,15 @@ def assert_same_state(a, b):
             assert a[key] == b[key], key
 
 
+@pytest.mark.parametrize("hold", [1, 3])
 @pytest.mark.parametrize("via", ["state_dict", "save_state"])
-def test_resume_equals_uninterrupted(tmp_path, aggregator, via):
-    straight = [make_rank(aggregator, f"straight-{via}", r) for r in range(WORLD)]
+def test_resume_equals_uninterrupted(tmp_path, aggregator, via, hold):
+    straight = [make_rank(aggregator, f"straight-{via}-{hold}", r, hold=hold)
+                for r in range(WORLD)]
     train(straight, 0, STEPS)
 
-    first = [make_rank(aggregator, f"resumed-{via}", r) for r in range(WORLD)]
+    first = [make_rank(aggregator, f"resumed-{via}-{hold}", r, hold=hold)
+             for r in range(WORLD)]
     train(first, 0, RESUME_AT)
     for rank, (model, client, optimizer) in enumerate(first):
         torch.save(model.state_dict(), tmp_path / f"model-{rank}.pt")
@@ -87,7 +92,8 @@ def test_resume_equals_uninterrupted(tmp_path, aggregator, via):
         weights = torch.load(tmp_path / f"model-{rank}.pt")
         state_path = tmp_path / f"optimizer-{rank}.pt"
         state = torch.load(state_path) if via == "state_dict" else state_path
-        resumed.append(make_rank(aggregator, f"resumed-{via}", rank, weights, state))
+        resumed.append(make_rank(aggregator, f"resumed-{via}-{hold}", rank, weights,
+                                 state, hold=hold))
         assert resumed[-1][2].step_count == RESUME_AT
     train(resumed, RESUME_AT, STEPS)
 
@@ -101,5 +107,7 @@ def test_resume_equals_uninterrupted(tmp_path, aggregator, via):
     torch.manual_seed(5)
     assert not torch.equal(parameters_of(FashionCnn())[0], parameters_of(straight[0][0])[0])
     assert straight[0][2].state_dict()["residual_4"].abs().sum() > 0
+    # The held share is in the state exactly when a share is held.
+    assert ("held_share_4" in straight[0][2].state_dict()) == (hold > 1)
     for _, client, _ in straight + resumed:
         client.close()

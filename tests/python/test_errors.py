@@ -75,6 +75,8 @@ def test_client_values_checked_on_connect(aggregator, kwargs, field):
 @pytest.mark.parametrize("kwargs,match", [
     (dict(policy="fastest"), "fastest"),
     (dict(entropy_of="weights"), "entropy source"),
+    (dict(share_hold_steps=0), "share_hold_steps"),
+    (dict(policy="topk", share_hold_steps=5), "share_hold_steps"),
     (dict(rho=2.0), "rho"),
     (dict(intervals=0), "intervals"),
     (dict(lr=0.0), "learning_rate"),

@@ -44,8 +44,10 @@ int64_t HiddenWidthOf(ModelKind kind);
 // part of the wire contract.
 class FashionCnnImpl : public torch::nn::Module {
  public:
-  // Initialises from LibTorch's global generator (LibTorch's default
-  // Kaiming-uniform init). Use MakeFashionCnn for a seeded model.
+  // Initialises from LibTorch's global generator: LibTorch's default
+  // Kaiming-uniform init for cnn and wide; for vgg, He's normal init
+  // (variance 2/fan_in, zero bias) on every layer followed by a ReLU, so
+  // the signal survives its depth. Use MakeFashionCnn for a seeded model.
   explicit FashionCnnImpl(ModelKind kind = ModelKind::kCnn);
 
   // x: float32 [B, 1, 28, 28]; returns logits [B, 10]. Throws c10::Error on
@@ -53,6 +55,9 @@ class FashionCnnImpl : public torch::nn::Module {
   torch::Tensor forward(torch::Tensor x);
 
  private:
+  // He init on the layers followed by a ReLU (vgg only; see the .cc).
+  void InitialiseForReluDepth();
+
   // Convolutions in forward order; a stage ends (ReLU, then max-pool 2)
   // after the ones marked.
   std::vector<torch::nn::Conv2d> convs_;

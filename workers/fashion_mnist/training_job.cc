@@ -173,6 +173,7 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   options.compression.threshold = config.threshold;
   options.compression.min_keep_ratio = config.min_keep_ratio;
   options.compression.entropy_of = config.entropy_of;
+  options.compression.share_hold_steps = config.share_hold_steps;
   options.compression.intervals = config.intervals;
   options.compression.dense_below = config.dense_below;
   options.compression.warmup_steps = config.warmup_steps;

@@ -61,6 +61,15 @@ absl::Status ValidateWorkerConfig(const WorkerConfig& config) {
     return Bad("min_keep_ratio",
                absl::StrCat(config.min_keep_ratio, " is not in [0, 1]"));
   }
+  if (config.share_hold_steps < 1) {
+    return Bad("share_hold_steps", "expected >= 1");
+  }
+  if (config.share_hold_steps > 1 && config.policy != KeepPolicy::kEntropy) {
+    return Bad("share_hold_steps",
+               absl::StrCat(config.share_hold_steps,
+                            " holds the entropy policy's share; --policy=",
+                            KeepPolicyName(config.policy), " takes only 1"));
+  }
   if (config.intervals < 1) return Bad("intervals", "expected >= 1");
   if (config.dense_below < 0) return Bad("dense_below", "expected >= 0");
   if (config.warmup_steps < 0) return Bad("warmup_steps", "expected >= 0");

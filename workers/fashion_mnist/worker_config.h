@@ -43,6 +43,9 @@ struct WorkerConfig {
   // What the entropy policies measure (the fresh or the accumulated
   // gradient).
   EntropySource entropy_of = CompressionOptions{}.entropy_of;
+  // H >= 1: the entropy policy holds each layer's share over windows of H
+  // steps (1: takes it every step).
+  int64_t share_hold_steps = CompressionOptions{}.share_hold_steps;
   int64_t intervals = CompressionOptions{}.intervals;
   int64_t dense_below = CompressionOptions{}.dense_below;
   int64_t warmup_steps = CompressionOptions{}.warmup_steps;

@@ -52,6 +52,10 @@ ABSL_FLAG(std::string, entropy_of,
           std::string(entrograd::EntropySourceName(Defaults().entropy_of)),
           "what the entropy policies measure: gradient (the fresh gradient, "
           "the default) or accumulated (residual plus gradient)");
+ABSL_FLAG(int64_t, share_hold_steps, Defaults().share_hold_steps,
+          "--policy=entropy: take each layer's share at the first step of "
+          "every window of this many steps and hold it for the window "
+          "(1: every step)");
 ABSL_FLAG(int64_t, intervals, Defaults().intervals, "entropy intervals M");
 ABSL_FLAG(int64_t, dense_below, Defaults().dense_below,
           "layers with fewer elements are sent dense");
@@ -150,6 +154,7 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
         absl::StrCat("--entropy_of: ", entropy_of.status().message()));
   }
   config.entropy_of = *entropy_of;
+  config.share_hold_steps = absl::GetFlag(FLAGS_share_hold_steps);
   config.intervals = absl::GetFlag(FLAGS_intervals);
   config.dense_below = absl::GetFlag(FLAGS_dense_below);
   config.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);

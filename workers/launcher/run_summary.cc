@@ -159,6 +159,7 @@ RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
   summary.validation = options.validation;
   summary.warmup_steps = options.warmup_steps;
   summary.value_type = options.value_type;
+  summary.extra_worker_args = options.extra_worker_args;
   summary.wall_seconds = wall_seconds;
   summary.breakdown = SummarizeStepTimes(record.step_times());
   summary.evals = record.evals();
@@ -234,6 +235,9 @@ std::string SummaryMarkdown(const RunSummary& summary) {
                        summary.momentum, summary.seed)},
       {"warm-up steps, value type",
        absl::StrCat(summary.warmup_steps, ", ", summary.value_type)},
+      {"more worker flags", summary.extra_worker_args.empty()
+                                ? std::string("-")
+                                : summary.extra_worker_args},
       {"parameters (layers)", absl::StrCat(FormatCount(summary.parameters),
                                            " (", summary.layers, ")")},
       {"test accuracy", OptionalPercent(summary.test_accuracy)},

@@ -69,6 +69,7 @@ std::string FormatRunSummaryJson(const RunSummary& summary) {
   json["validation"] = summary.validation;
   json["warmup_steps"] = summary.warmup_steps;
   json["value_type"] = summary.value_type;
+  json["extra_worker_args"] = summary.extra_worker_args;
   json["parameters"] = summary.parameters;
   json["layers"] = summary.layers;
   json["test_accuracy"] = OptionalDouble(summary.test_accuracy);
@@ -134,6 +135,7 @@ absl::StatusOr<RunSummary> ParseRunSummaryJson(absl::string_view text) {
   summary.validation = reader.Integer("validation");
   summary.warmup_steps = reader.Integer("warmup_steps");
   summary.value_type = reader.String("value_type");
+  summary.extra_worker_args = reader.String("extra_worker_args");
   summary.parameters = reader.Integer("parameters");
   summary.layers = reader.Integer("layers");
   summary.test_accuracy = reader.OptionalDouble("test_accuracy");

@@ -72,6 +72,9 @@ struct RunSummary {
   int64_t validation = 0;  // held-out training images
   int64_t warmup_steps = 0;
   std::string value_type;
+  // --extra_worker_args as given (policy variants such as --entropy_of or
+  // --share_hold_steps live there); empty when none.
+  std::string extra_worker_args;
   // As reported by the workers.
   int64_t epochs_completed = 0;  // evaluations rank 0 reported
   int64_t steps = 0;             // rank 0's done.steps (else steps seen)

@@ -69,6 +69,13 @@ struct CompressionOptions {
   // lie below rho). Default 0.
   double min_keep_ratio = 0.0;
 
+  // H >= 1: under kEntropy, each layer's effective fraction f is taken at
+  // the first step of every window of H steps and held for the rest of the
+  // window (entrograd/held_share.h). 1 (the default) takes it every step.
+  // A variant under measurement (docs/BENCHMARKS.md); other policies accept
+  // only 1.
+  int64_t share_hold_steps = 1;
+
   // Global density D (0 < D <= 1) under kEntropyBudget.
   double budget_density = 0.001;
 

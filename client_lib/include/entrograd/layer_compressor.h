@@ -37,6 +37,8 @@
 #include "absl/types/span.h"
 #include "entrograd/compression_options.h"
 #include "entrograd/entropy.h"
+#include "entrograd/held_share.h"
+#include "entrograd/keep_count.h"
 #include "entrograd/select.h"
 
 namespace entrograd {
@@ -89,7 +91,9 @@ class LayerCompressor {
   absl::Status SelectTopK(int64_t k, int64_t step, double keep_ratio,
                           CompressedLayer* out);
 
-  // Phase 2 with the configured policy (not kEntropyBudget).
+  // Phase 2 with the configured policy (not kEntropyBudget). Under
+  // options().share_hold_steps > 1 the policy sees the held share
+  // (entrograd/held_share.h), which a successful call updates.
   absl::Status SelectWithPolicy(int64_t step, CompressedLayer* out);
 
   // Drops a pending accumulation; G and V stay as they were.
@@ -111,11 +115,19 @@ class LayerCompressor {
   absl::Status RestoreState(absl::Span<const float> residual,
                             absl::Span<const float> velocity);
 
+  // The entropy share held under share_hold_steps > 1 (nothing held
+  // otherwise), and its replacement from a checkpoint. RestoreHeldShare
+  // errors: INVALID_ARGUMENT as ValidateHeldShare; state unchanged.
+  const HeldShare& held_share() const { return held_share_; }
+  absl::Status RestoreHeldShare(const HeldShare& held);
+
  private:
   LayerCompressor(int64_t numel, const CompressionOptions& options);
 
   absl::Status SelectAndCommit(int64_t k, int64_t step, double keep_ratio,
                                CompressedLayer* out);
+  absl::Status SelectWithDecision(const KeepDecision& decision, int64_t step,
+                                  CompressedLayer* out);
   absl::Status CheckAccumulatedFinite() const;
   // Upper bound on the policy's k at `step`, or -1 when there is none worth
   // collecting candidates for.
@@ -133,6 +145,7 @@ class LayerCompressor {
   std::vector<double> interval_sums_;      // of |u| (or |A|), for entropy
   EntropyStats pending_entropy_;
   bool pending_ = false;
+  HeldShare held_share_;
   // Candidates collected by the pending Accumulate for any k <= candidate_k_
   // (rank keys, in index order, of A at or above a sampled bound).
   std::vector<uint64_t> candidates_;

@@ -90,6 +90,17 @@ absl::Status ValidateCompressionOptions(const CompressionOptions& options) {
     return OutOfRange("min_keep_ratio", options.min_keep_ratio,
                       "expected 0 <= min_keep_ratio <= 1");
   }
+  if (options.share_hold_steps < 1) {
+    return OutOfRange("share_hold_steps",
+                      static_cast<double>(options.share_hold_steps),
+                      "expected share_hold_steps >= 1");
+  }
+  if (options.share_hold_steps > 1 && options.policy != KeepPolicy::kEntropy) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CompressionOptions.share_hold_steps = ", options.share_hold_steps,
+        " holds the entropy policy's share; policy ",
+        KeepPolicyName(options.policy), " takes only 1"));
+  }
   if (!(options.budget_density > 0.0 && options.budget_density <= 1.0)) {
     return OutOfRange("budget_density", options.budget_density,
                       "expected 0 < budget_density <= 1");

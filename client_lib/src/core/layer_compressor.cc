@@ -144,9 +144,19 @@ absl::StatusOr<EntropyStats> LayerCompressor::Accumulate(
 absl::Status LayerCompressor::SelectWithPolicy(int64_t step,
                                                CompressedLayer* out) {
   ENTROGRAD_RETURN_IF_ERROR(CheckPending(pending_, "SelectWithPolicy"));
-  ENTROGRAD_ASSIGN_OR_RETURN(
-      KeepDecision decision,
-      DecideKeepCount(pending_entropy_, numel_, step, options_));
+  const EntropyStats used = EntropyForPolicy(
+      pending_entropy_, held_share_, step, options_.share_hold_steps);
+  ENTROGRAD_ASSIGN_OR_RETURN(KeepDecision decision,
+                             DecideKeepCount(used, numel_, step, options_));
+  ENTROGRAD_RETURN_IF_ERROR(SelectWithDecision(decision, step, out));
+  held_share_ =
+      HeldShareAfter(used, held_share_, step, options_.share_hold_steps);
+  return absl::OkStatus();
+}
+
+absl::Status LayerCompressor::SelectWithDecision(const KeepDecision& decision,
+                                                 int64_t step,
+                                                 CompressedLayer* out) {
   if (decision.dense) {
     ENTROGRAD_RETURN_IF_ERROR(CheckAccumulatedFinite());
     return Commit(step, decision.keep_ratio, /*dense=*/true, out);
@@ -278,6 +288,12 @@ absl::Status LayerCompressor::RestoreState(absl::Span<const float> residual,
     velocity_.assign(velocity.begin(), velocity.end());
   }
   pending_ = false;
+  return absl::OkStatus();
+}
+
+absl::Status LayerCompressor::RestoreHeldShare(const HeldShare& held) {
+  ENTROGRAD_RETURN_IF_ERROR(ValidateHeldShare(held));
+  held_share_ = held;
   return absl::OkStatus();
 }
 

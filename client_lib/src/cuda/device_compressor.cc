@@ -225,15 +225,31 @@ absl::StatusOr<EntropyStats> DeviceLayerCompressor::Accumulate(
 absl::Status DeviceLayerCompressor::SelectWithPolicy(
     int64_t step, cudaStream_t stream, DeviceCompressedLayer* out) {
   ENTROGRAD_RETURN_IF_ERROR(CheckPending(pending_, "SelectWithPolicy"));
-  ENTROGRAD_ASSIGN_OR_RETURN(
-      KeepDecision decision,
-      DecideKeepCount(pending_entropy_, numel_, step, options_));
+  const EntropyStats used = EntropyForPolicy(
+      pending_entropy_, held_share_, step, options_.share_hold_steps);
+  ENTROGRAD_ASSIGN_OR_RETURN(KeepDecision decision,
+                             DecideKeepCount(used, numel_, step, options_));
+  ENTROGRAD_RETURN_IF_ERROR(SelectWithDecision(decision, step, stream, out));
+  held_share_ =
+      HeldShareAfter(used, held_share_, step, options_.share_hold_steps);
+  return absl::OkStatus();
+}
+
+absl::Status DeviceLayerCompressor::SelectWithDecision(
+    const KeepDecision& decision, int64_t step, cudaStream_t stream,
+    DeviceCompressedLayer* out) {
   if (decision.dense) {
     ENTROGRAD_RETURN_IF_ERROR(CheckAccumulatedFinite(stream));
     return CommitDense(step, decision.keep_ratio, stream, out);
   }
   if (decision.k < 0) return SelectThresholdAndCommit(step, stream, out);
   return SelectAndCommit(decision.k, step, decision.keep_ratio, stream, out);
+}
+
+absl::Status DeviceLayerCompressor::RestoreHeldShare(const HeldShare& held) {
+  ENTROGRAD_RETURN_IF_ERROR(ValidateHeldShare(held));
+  held_share_ = held;
+  return absl::OkStatus();
 }
 
 absl::Status DeviceLayerCompressor::SelectTopK(int64_t k, int64_t step,

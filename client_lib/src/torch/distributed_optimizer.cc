@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "entrograd/held_share.h"
 #include "entrograd/keep_count.h"
 #include "entrograd/layer_compressor.h"
 #include "torch/momentum_sgd.h"
@@ -49,6 +51,64 @@ std::string ResidualKey(size_t index) { return absl::StrCat("residual_", index);
 std::string VelocityKey(size_t index) { return absl::StrCat("velocity_", index); }
 std::string MomentumBufferKey(size_t index) {
   return absl::StrCat("momentum_buffer_", index);
+}
+std::string HeldShareKey(size_t index) {
+  return absl::StrCat("held_share_", index);
+}
+
+// The held share as a checkpoint entry: float64 {window, f}. A window is an
+// integer far below 2^53, so the double holds it exactly.
+torch::Tensor HeldShareTensor(const HeldShare& held) {
+  return torch::tensor({static_cast<double>(held.window),
+                        held.effective_fraction},
+                       torch::kFloat64);
+}
+
+// Reads layer `index`'s held share from `archive` into *held. Under
+// share_hold_steps > 1 it must be there (without it a resumed run would
+// take a fresh share mid-window and part from the uninterrupted one);
+// otherwise it must not (the checkpoint was written with other options).
+// Errors: INVALID_ARGUMENT naming the key and the parameter.
+absl::Status ReadHeldShare(torch::serialize::InputArchive& archive,
+                           size_t index, const std::string& name,
+                           const std::string& path, int64_t hold_steps,
+                           HeldShare* held) {
+  const std::string key = HeldShareKey(index);
+  torch::Tensor tensor;
+  const bool present = archive.try_read(key, tensor);
+  if (hold_steps <= 1) {
+    if (!present) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " holds ", key, " for \"", name,
+        "\", but share_hold_steps is 1: it was written with other options"));
+  }
+  if (!present) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " has no ", key, " for \"", name, "\": share_hold_steps = ",
+        hold_steps, " needs the share held when it was written (a checkpoint "
+        "written with other options)"));
+  }
+  if (tensor.scalar_type() != torch::kFloat64 || tensor.numel() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", key, " of \"", name, "\" is ",
+        c10::toString(tensor.scalar_type()), " with ", tensor.numel(),
+        " elements; expected Double with 2 (window, fraction)"));
+  }
+  tensor = tensor.contiguous();
+  const double window = tensor.data_ptr<double>()[0];
+  if (!(window >= -1.0 && window < 9.0e15) || window != std::floor(window)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", key, " of \"", name, "\" has window ", window,
+        "; expected an integer >= -1"));
+  }
+  held->window = static_cast<int64_t>(window);
+  held->effective_fraction = tensor.data_ptr<double>()[1];
+  absl::Status status = ValidateHeldShare(*held);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", key, " of \"", name, "\": ", status.message()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -404,6 +464,10 @@ absl::Status DistributedOptimizer::SaveState(const std::string& path) const try 
     if (buffer.defined()) {
       archive.write(MomentumBufferKey(index), buffer.to(torch::kCPU).clone());
     }
+    if (options_.compression.share_hold_steps > 1) {
+      archive.write(HeldShareKey(index),
+                    HeldShareTensor(compressor.held_share()));
+    }
   }
   archive.save_to(path);
   return absl::OkStatus();
@@ -427,6 +491,7 @@ absl::Status DistributedOptimizer::LoadState(const std::string& path) try {
     torch::Tensor residual;
     torch::Tensor velocity;
     torch::Tensor momentum_buffer;
+    HeldShare held_share;
   };
   std::vector<SavedLayer> saved(layers_.size());
   // Validate all before changing any layer.
@@ -448,6 +513,12 @@ absl::Status DistributedOptimizer::LoadState(const std::string& path) try {
       return absl::InvalidArgumentError(absl::StrCat(
           path, ": residual of \"", layer.name, "\" has ",
           state.residual.numel(), " elements; expected ", layer.numel));
+    }
+    if (absl::Status status = ReadHeldShare(
+            archive, index, layer.name, path,
+            options_.compression.share_hold_steps, &state.held_share);
+        !status.ok()) {
+      return status;
     }
     const std::string key = MomentumBufferKey(index);
     const bool has_buffer = archive.try_read(key, state.momentum_buffer);
@@ -513,6 +584,9 @@ absl::Status DistributedOptimizer::LoadState(const std::string& path) try {
   for (size_t index = 0; index < layers_.size(); ++index) {
     torch::Tensor& buffer = layers_[index]->momentum_buffer;
     if (buffer.defined()) buffer.copy_(saved[index].momentum_buffer.reshape({-1}));
+    // Validated above (ReadHeldShare): accepted.
+    layers_[index]->compressor->RestoreHeldShare(saved[index].held_share)
+        .IgnoreError();
   }
   step_ = step.item<int64_t>();
   return absl::OkStatus();

@@ -269,6 +269,14 @@ TEST(CompressionOptionsTest, ValidationNamesTheField) {
        [](CompressionOptions& o) {
          o.entropy_of = static_cast<EntropySource>(7);
        }},
+      {"share_hold_steps",
+       [](CompressionOptions& o) { o.share_hold_steps = 0; }},
+      {"share_hold_steps = 4 holds the entropy policy's share; policy "
+       "entropy_budget takes only 1",
+       [](CompressionOptions& o) {
+         o.policy = KeepPolicy::kEntropyBudget;
+         o.share_hold_steps = 4;
+       }},
   };
   for (const Case& c : cases) {
     CompressionOptions options;

@@ -498,6 +498,86 @@ TEST(LayerCompressorTest, OverflowUnderEntropyOfAccumulatedNamesA) {
                "gradient holds a non-finite value (nan) at element 1999"));
 }
 
+// share_hold_steps (ALGORITHM.md 5.4): the share of a window's first step
+// decides k for the whole window; the entropy is still measured and
+// reported every step, and the selection stays exact.
+TEST(LayerCompressorTest, HeldShareDecidesKForTheWholeWindow) {
+  const int64_t n = 20011;
+  const int64_t m = 256;
+  CompressionOptions options;
+  options.rho = 0.01;
+  options.dense_below = 0;
+  options.momentum_correction = true;
+  options.share_hold_steps = 4;
+  auto held = MakeCompressor(n, options);
+  std::mt19937 rng(17);
+  auto k_of = [&](const EntropyStats& stats) {
+    return std::llround(0.01 * std::exp(stats.entropy) / m * n);
+  };
+  EntropyStats window_first;
+  for (int64_t step = 0; step < 9; ++step) {
+    // Every other step the gradient covers a tenth of the layer only, so
+    // the measured entropy swings by more than a nat from step to step.
+    std::vector<float> gradient = HeavyTailedGradient(n, rng);
+    if (step % 2 == 1) std::fill(gradient.begin() + n / 10, gradient.end(), 0.0f);
+    std::vector<float> accumulated(n);
+    for (int64_t i = 0; i < n; ++i) {
+      accumulated[i] =
+          held->residual()[i] + (0.9f * held->velocity()[i] + gradient[i]);
+    }
+    CompressedLayer out;
+    ENTROGRAD_ASSERT_OK(held->Compress(gradient, step, &out));
+    EXPECT_NEAR(out.entropy.entropy, ReferenceEntropy(gradient, m), 1e-9)
+        << "step " << step;
+    if (step % 4 == 0) window_first = out.entropy;
+    EXPECT_EQ(out.k, k_of(window_first)) << "step " << step;
+    EXPECT_EQ(out.indices, reference::SelectBySort(accumulated, out.k))
+        << "step " << step;
+    EXPECT_EQ(held->held_share().window, step / 4);
+    EXPECT_EQ(held->held_share().effective_fraction,
+              window_first.effective_fraction);
+    if (step % 4 != 0) {
+      // Not what this step's own entropy would have asked for.
+      EXPECT_NE(out.k, k_of(out.entropy)) << "step " << step;
+    }
+  }
+}
+
+TEST(LayerCompressorTest, ConservationHoldsBitwiseWithAHeldShare) {
+  CompressionOptions options;
+  options.rho = 0.005;
+  options.dense_below = 0;
+  options.momentum_correction = true;
+  options.share_hold_steps = 7;
+  CheckConservationOverSteps(options, 20011, 30);
+}
+
+TEST(LayerCompressorTest, AFailedStepTakesNoNewShare) {
+  CompressionOptions options;
+  options.share_hold_steps = 2;
+  std::vector<float> gradient;
+  auto compressor = CompressorAboutToOverflow(options, &gradient);
+  const HeldShare before = compressor->held_share();
+  EXPECT_EQ(before.window, 0);
+  CompressedLayer out;
+  // Step 2 starts window 1, but A overflows: nothing commits.
+  EXPECT_FALSE(compressor->Compress(gradient, 2, &out).ok());
+  EXPECT_EQ(compressor->held_share().window, 0);
+  EXPECT_EQ(compressor->held_share().effective_fraction,
+            before.effective_fraction);
+}
+
+TEST(LayerCompressorTest, RestoreHeldShareValidates) {
+  CompressionOptions options;
+  options.share_hold_steps = 3;
+  auto compressor = MakeCompressor(4096, options);
+  ENTROGRAD_EXPECT_OK(compressor->RestoreHeldShare(HeldShare{5, 0.25}));
+  EXPECT_THAT(compressor->RestoreHeldShare(HeldShare{6, 0.0}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "effective_fraction"));
+  EXPECT_EQ(compressor->held_share().window, 5);
+  EXPECT_EQ(compressor->held_share().effective_fraction, 0.25);
+}
+
 TEST(LayerCompressorTest, AnyKAfterAnyMaxKeepHintIsExact) {
   // The hint only decides whether the pass collects candidates; a k above
   // the hint, or a hint the sample misjudges, must still give the exact set.

@@ -226,6 +226,7 @@ struct PolicyCase {
   int64_t warmup_steps;
   double min_keep_ratio;
   EntropySource entropy_of;
+  int64_t share_hold_steps;
   int64_t numel;
   bool momentum;
 };
@@ -248,6 +249,7 @@ TEST_P(PolicyParityTest, StepsMatchCpu) {
   options.warmup_steps = c.warmup_steps;
   options.min_keep_ratio = c.min_keep_ratio;
   options.entropy_of = c.entropy_of;
+  options.share_hold_steps = c.share_hold_steps;
   options.threshold = 2e-3;
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       auto harness, ParityHarness::Create(c.numel, options, stream()));
@@ -275,6 +277,7 @@ std::vector<PolicyCase> PolicyCases() {
     int64_t warmup;
     double min_keep;
     EntropySource entropy_of = EntropySource::kGradient;
+    int64_t share_hold_steps = 1;
   };
   const Base bases[] = {
       {"Entropy", KeepPolicy::kEntropy, 0.01, 0, 0, 0.0},
@@ -283,6 +286,11 @@ std::vector<PolicyCase> PolicyCases() {
       {"EntropyDenseBelow", KeepPolicy::kEntropy, 0.01, 1024, 0, 0.0},
       {"EntropyOfAccumulated", KeepPolicy::kEntropy, 0.01, 0, 0, 0.0,
        EntropySource::kAccumulated},
+      // Windows of 3 steps: steps 1-2 and 4-5 take the share held from
+      // steps 0 and 3; without momentum step 3's gradient is all zero, so
+      // step 4 takes the window's share afresh.
+      {"EntropyShareHeld", KeepPolicy::kEntropy, 0.01, 0, 0, 0.0,
+       EntropySource::kGradient, 3},
       {"TopK", KeepPolicy::kTopK, 0.01, 0, 0, 0.0},
       {"TopKWarmup", KeepPolicy::kTopK, 0.001, 0, 4, 0.0},
       {"Threshold", KeepPolicy::kThreshold, 0.01, 0, 0, 0.0},
@@ -294,8 +302,8 @@ std::vector<PolicyCase> PolicyCases() {
     for (int64_t n : {int64_t{1000}, int64_t{4097}, kMillionPlus3}) {
       for (bool momentum : {false, true}) {
         cases.push_back({base.name, base.policy, base.rho, base.dense_below,
-                         base.warmup, base.min_keep, base.entropy_of, n,
-                         momentum});
+                         base.warmup, base.min_keep, base.entropy_of,
+                         base.share_hold_steps, n, momentum});
       }
     }
   }

@@ -292,39 +292,43 @@ TEST_F(DistributedOptimizerTest, CompressedAndWholeLayersKeepReplicasIdentical) 
                            ReferenceMomentumSgd(initial, shapes, 1, kSteps)));
 }
 
-TEST_F(DistributedOptimizerTest, ResumedRunEndsBitwiseWhereUninterruptedEnds) {
-  const std::vector<LayerShape>& shapes = MixedModel();
-  const NamedParameters initial = InitialParameters(shapes);
-  const DistributedOptimizerOptions options =
-      OptimizerOptions(KeepPolicy::kEntropy);
-  constexpr int64_t kSteps = 6;
-  constexpr int64_t kCheckpointStep = 3;
-
+// Runs `steps` steps uninterrupted, and again with every rank checkpointed
+// after `checkpoint_step` and resumed in fresh optimizers against a fresh
+// aggregator; returns rank 0's parameters of the uninterrupted run, after
+// expecting the resumed run to end bitwise where it ends on every rank.
+NamedParameters ExpectResumeEndsBitwise(
+    const std::vector<LayerShape>& shapes, const NamedParameters& initial,
+    const DistributedOptimizerOptions& options, int64_t steps,
+    int64_t checkpoint_step, const std::string& job) {
   NamedParameters uninterrupted;
   {
     Shards shards(1);
-    ASSERT_TRUE(shards.ok());
+    EXPECT_TRUE(shards.ok());
     std::vector<Replica> replicas =
-        ConnectReplicas(shards, "uninterrupted", initial, options);
-    ASSERT_EQ(replicas.size(), kWorld);
-    RunSteps(replicas, shapes, 0, kSteps);
+        ConnectReplicas(shards, job + "-uninterrupted", initial, options);
+    if (replicas.size() != kWorld) return {};
+    RunSteps(replicas, shapes, 0, steps);
     uninterrupted = Clone(replicas[0].parameters);
   }
 
-  // The first half, then every rank's checkpoint: parameters and optimizer
-  // state (residual, velocity, and the bias's momentum buffer, nonzero now).
+  // The first part, then every rank's checkpoint: parameters and optimizer
+  // state (residual, velocity, the bias's momentum buffer, nonzero now, and
+  // any held share).
   std::vector<NamedParameters> saved_parameters;
   std::vector<std::string> state_paths;
   {
     Shards shards(1);
-    ASSERT_TRUE(shards.ok());
+    EXPECT_TRUE(shards.ok());
     std::vector<Replica> replicas =
-        ConnectReplicas(shards, "first-half", initial, options);
-    ASSERT_EQ(replicas.size(), kWorld);
-    RunSteps(replicas, shapes, 0, kCheckpointStep);
+        ConnectReplicas(shards, job + "-first-part", initial, options);
+    if (replicas.size() != kWorld) return {};
+    RunSteps(replicas, shapes, 0, checkpoint_step);
     for (uint32_t rank = 0; rank < kWorld; ++rank) {
-      state_paths.push_back(TempPath(absl::StrCat("resume_rank", rank, ".pt")));
-      ENTROGRAD_ASSERT_OK(replicas[rank].optimizer->SaveState(state_paths[rank]));
+      state_paths.push_back(
+          TempPath(absl::StrCat(job, "_resume_rank", rank, ".pt")));
+      const absl::Status saved =
+          replicas[rank].optimizer->SaveState(state_paths[rank]);
+      EXPECT_TRUE(saved.ok()) << saved;
       saved_parameters.push_back(Clone(replicas[rank].parameters));
     }
   }
@@ -332,14 +336,10 @@ TEST_F(DistributedOptimizerTest, ResumedRunEndsBitwiseWhereUninterruptedEnds) {
   // New processes, as it were: fresh optimizers from the checkpoint, against
   // a fresh aggregator.
   Shards shards(1);
-  ASSERT_TRUE(shards.ok());
-  std::vector<Replica> replicas(kWorld);
-  {
-    std::vector<Replica> connected = ConnectReplicas(
-        shards, "second-half", initial, options, kCheckpointStep);
-    ASSERT_EQ(connected.size(), kWorld);
-    replicas = std::move(connected);
-  }
+  EXPECT_TRUE(shards.ok());
+  std::vector<Replica> replicas = ConnectReplicas(
+      shards, job + "-second-part", initial, options, checkpoint_step);
+  if (replicas.size() != kWorld) return {};
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
     {
       torch::NoGradGuard no_grad;
@@ -348,10 +348,12 @@ TEST_F(DistributedOptimizerTest, ResumedRunEndsBitwiseWhereUninterruptedEnds) {
             saved_parameters[rank][l].second);
       }
     }
-    ENTROGRAD_ASSERT_OK(replicas[rank].optimizer->LoadState(state_paths[rank]));
-    EXPECT_EQ(replicas[rank].optimizer->step(), kCheckpointStep);
+    const absl::Status loaded =
+        replicas[rank].optimizer->LoadState(state_paths[rank]);
+    EXPECT_TRUE(loaded.ok()) << loaded;
+    EXPECT_EQ(replicas[rank].optimizer->step(), checkpoint_step);
   }
-  RunSteps(replicas, shapes, kCheckpointStep, kSteps);
+  RunSteps(replicas, shapes, checkpoint_step, steps);
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
     for (size_t l = 0; l < shapes.size(); ++l) {
       EXPECT_TRUE(torch::equal(replicas[rank].parameters[l].second,
@@ -359,6 +361,90 @@ TEST_F(DistributedOptimizerTest, ResumedRunEndsBitwiseWhereUninterruptedEnds) {
           << "rank " << rank << ", " << shapes[l].name;
     }
   }
+  return uninterrupted;
+}
+
+TEST_F(DistributedOptimizerTest, ResumedRunEndsBitwiseWhereUninterruptedEnds) {
+  const std::vector<LayerShape>& shapes = MixedModel();
+  ExpectResumeEndsBitwise(shapes, InitialParameters(shapes),
+                          OptimizerOptions(KeepPolicy::kEntropy), /*steps=*/6,
+                          /*checkpoint_step=*/3, "resume");
+}
+
+// share_hold_steps = 4: windows start at steps 0, 4 and 8, so the checkpoint
+// after step 5 falls inside a window, whose share the resumed run must take
+// from the checkpoint rather than measure afresh.
+TEST_F(DistributedOptimizerTest, ResumedMidWindowEndsBitwiseWithAHeldShare) {
+  const std::vector<LayerShape>& shapes = MixedModel();
+  const NamedParameters initial = InitialParameters(shapes);
+  DistributedOptimizerOptions held = OptimizerOptions(KeepPolicy::kEntropy);
+  held.compression.share_hold_steps = 4;
+  constexpr int64_t kSteps = 10;
+  const NamedParameters with_hold = ExpectResumeEndsBitwise(
+      shapes, initial, held, kSteps, /*checkpoint_step=*/6, "held");
+  ASSERT_EQ(with_hold.size(), shapes.size());
+
+  // The hold changed the run: without it the weight ends elsewhere.
+  Shards shards(1);
+  ASSERT_TRUE(shards.ok());
+  std::vector<Replica> replicas = ConnectReplicas(
+      shards, "not-held", initial, OptimizerOptions(KeepPolicy::kEntropy));
+  ASSERT_EQ(replicas.size(), kWorld);
+  RunSteps(replicas, shapes, 0, kSteps);
+  EXPECT_FALSE(torch::equal(replicas[0].parameters[0].second,
+                            with_hold[0].second));
+}
+
+TEST_F(DistributedOptimizerTest, HeldShareMustMatchTheOptionsOfTheCheckpoint) {
+  const std::vector<LayerShape>& shapes = MixedModel();
+  const NamedParameters initial = InitialParameters(shapes);
+  DistributedOptimizerOptions held_options =
+      OptimizerOptions(KeepPolicy::kEntropy);
+  held_options.compression.share_hold_steps = 4;
+  Shards shards(1);
+  ASSERT_TRUE(shards.ok());
+  std::vector<Replica> held =
+      ConnectReplicas(shards, "held-options", initial, held_options);
+  std::vector<Replica> plain = ConnectReplicas(
+      shards, "plain-options", initial, OptimizerOptions(KeepPolicy::kEntropy));
+  ASSERT_EQ(held.size(), kWorld);
+  ASSERT_EQ(plain.size(), kWorld);
+  RunSteps(held, shapes, 0, 2);
+  RunSteps(plain, shapes, 0, 2);
+  const std::string held_path = TempPath("held_share.pt");
+  const std::string plain_path = TempPath("no_held_share.pt");
+  ENTROGRAD_ASSERT_OK(held[0].optimizer->SaveState(held_path));
+  ENTROGRAD_ASSERT_OK(plain[0].optimizer->SaveState(plain_path));
+
+  EXPECT_THAT(held[0].optimizer->LoadState(plain_path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "has no held_share_0 for \"fc.weight\": "
+                           "share_hold_steps = 4"));
+  EXPECT_THAT(plain[0].optimizer->LoadState(held_path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "holds held_share_0 for \"fc.weight\", but "
+                           "share_hold_steps is 1"));
+  // A held share that is no share: refused, naming it.
+  {
+    torch::serialize::InputArchive in;
+    in.load_from(held_path);
+    torch::serialize::OutputArchive out;
+    for (const std::string& key : in.keys()) {
+      torch::Tensor value;
+      in.read(key, value);
+      if (key == "held_share_0") {
+        value = torch::tensor({0.0, 1.5}, torch::kFloat64);
+      }
+      out.write(key, value);
+    }
+    out.save_to(held_path);
+  }
+  EXPECT_THAT(held[0].optimizer->LoadState(held_path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "held_share_0 of \"fc.weight\": held share "
+                           "effective_fraction = 1.5"));
+  EXPECT_EQ(held[0].optimizer->step(), 2);
+  EXPECT_EQ(plain[0].optimizer->step(), 2);
 }
 
 TEST_F(DistributedOptimizerTest, CheckpointWithoutMomentumBufferIsRefused) {

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -110,6 +111,36 @@ TEST(FashionCnnTest, VggHasTenLayersToCompress) {
   EXPECT_EQ(compressed, 10) << "issue 11 asks for at least 10";
   EXPECT_EQ(model->forward(torch::randn({3, 1, 28, 28})).sizes(),
             torch::IntArrayRef({3, 10}));
+}
+
+// The fan-in of weight `t`: its entries per output unit (every dimension but
+// the first), the number an init scales its draws by.
+double FanIn(const torch::Tensor& t) { return t.numel() / t.size(0); }
+
+// vgg's 10 ReLU layers need He init (std sqrt(2/fan_in), zero bias) to
+// train at all; cnn keeps LibTorch's default (std sqrt(1/(3 fan_in))), so
+// the figures measured on it stay comparable.
+TEST(FashionCnnTest, VggUsesHeInitAndCnnKeepsTheDefault) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FashionCnn vgg,
+                                 MakeFashionCnn(1, ModelKind::kVgg));
+  for (const auto& item : vgg->named_parameters()) {
+    const torch::Tensor& value = item.value();
+    if (item.key().rfind("fc2.", 0) == 0) continue;  // the default init
+    if (value.dim() == 1) {
+      EXPECT_EQ(value.abs().max().item<float>(), 0.0f) << item.key();
+      continue;
+    }
+    const double expected = std::sqrt(2.0 / FanIn(value));
+    EXPECT_NEAR(value.std().item<double>(), expected, 0.15 * expected)
+        << item.key();
+  }
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(FashionCnn cnn, MakeFashionCnn(1));
+  for (const auto& item : cnn->named_parameters()) {
+    if (item.value().dim() == 1) continue;
+    const double expected = std::sqrt(1.0 / (3.0 * FanIn(item.value())));
+    EXPECT_NEAR(item.value().std().item<double>(), expected, 0.15 * expected)
+        << item.key();
+  }
 }
 
 TEST(FashionCnnTest, ModelKindNamesRoundTripAndUnknownNamesAreRefused) {

@@ -32,6 +32,7 @@ TEST(WorkerFlagsTest, DefaultsAreTheOptionsStructs) {
   EXPECT_EQ(config.threshold, compression.threshold);
   EXPECT_EQ(config.min_keep_ratio, compression.min_keep_ratio);
   EXPECT_EQ(config.entropy_of, compression.entropy_of);
+  EXPECT_EQ(config.share_hold_steps, compression.share_hold_steps);
   EXPECT_EQ(config.intervals, compression.intervals);
   EXPECT_EQ(config.dense_below, compression.dense_below);
   EXPECT_EQ(config.dense_below, 1024);
@@ -103,6 +104,24 @@ TEST(WorkerFlagsTest, UnknownEntropySourceIsNamed) {
       Parse({"--entropy_of=weights"}),
       testing::StatusIs(absl::StatusCode::kInvalidArgument,
                         "--entropy_of: unknown entropy source \"weights\""));
+}
+
+TEST(WorkerFlagsTest, ShareHoldStepsReachesTheConfig) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(const WorkerConfig config,
+                                 Parse({"--share_hold_steps=20"}));
+  EXPECT_EQ(config.share_hold_steps, 20);
+}
+
+TEST(WorkerFlagsTest, ShareHoldStepsBelowOneIsNamed) {
+  EXPECT_THAT(Parse({"--share_hold_steps=0"}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "--share_hold_steps: expected >= 1"));
+}
+
+TEST(WorkerFlagsTest, ShareHoldStepsUnderTopKIsNamed) {
+  EXPECT_THAT(Parse({"--policy=topk", "--share_hold_steps=5"}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "--policy=topk takes only 1"));
 }
 
 TEST(WorkerFlagsTest, MinKeepRatioAboveOneIsNamed) {

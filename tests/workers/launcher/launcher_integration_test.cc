@@ -66,7 +66,8 @@ TEST_F(LauncherIntegrationTest, TwoWorkersTwentyStepsSucceed) {
 }
 
 // Issue 11's protocol options reach the workers and the summary: a held-out
-// validation set evaluated with the test set, the warm-up and the value type.
+// validation set evaluated with the test set, the warm-up, the value type
+// and a policy variant given through --extra_worker_args.
 TEST_F(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
   TempDir dir;
   const std::string out = dir.File("run");
@@ -74,7 +75,8 @@ TEST_F(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
       auto launcher,
       StartLauncher({"--workers", "2", "--max_steps", "8", "--validation",
                      "5000", "--warmup_steps", "4", "--value_type", "bf16",
-                     "--eval_every", "4", "--eval_samples", "1000", "--out",
+                     "--eval_every", "4", "--eval_samples", "1000",
+                     "--extra_worker_args", "--share_hold_steps 3", "--out",
                      out}));
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(8)));
   ASSERT_TRUE(WIFEXITED(status)) << launcher->Output();
@@ -82,6 +84,7 @@ TEST_F(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
   const std::string text = ReadFileOrEmpty(out + "/summary.json");
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(RunSummary summary, ParseRunSummaryJson(text));
   EXPECT_EQ(summary.validation, 5000) << text;
+  EXPECT_EQ(summary.extra_worker_args, "--share_hold_steps 3") << text;
   EXPECT_EQ(summary.warmup_steps, 4) << text;
   EXPECT_EQ(summary.value_type, "bf16") << text;
   EXPECT_EQ(summary.seed, 1) << text;

@@ -36,6 +36,7 @@ RunSummary AFullSummary() {
   s.validation = 5000;
   s.warmup_steps = 4;
   s.value_type = "bf16";
+  s.extra_worker_args = "--share_hold_steps 20";
   s.epochs_completed = 2;
   s.steps = 40;
   s.parameters = 25832330;

@@ -55,6 +55,7 @@
 #include "absl/types/span.h"
 #include "entrograd/compression_options.h"
 #include "entrograd/entropy.h"
+#include "entrograd/held_share.h"
 #include "entrograd/layer_compressor.h"
 
 namespace entrograd {
@@ -173,7 +174,8 @@ class DeviceLayerCompressor {
                           cudaStream_t stream, DeviceCompressedLayer* out);
 
   // Phase 2 with the configured policy (not kEntropyBudget). The threshold
-  // policy waits for the stream once, to learn k.
+  // policy waits for the stream once, to learn k. Under share_hold_steps > 1
+  // the policy sees the held share, as on the CPU.
   absl::Status SelectWithPolicy(int64_t step, cudaStream_t stream,
                                 DeviceCompressedLayer* out);
 
@@ -207,6 +209,10 @@ class DeviceLayerCompressor {
                             absl::Span<const float> velocity,
                             cudaStream_t stream);
 
+  // As LayerCompressor::held_share and RestoreHeldShare (host state).
+  const HeldShare& held_share() const { return held_share_; }
+  absl::Status RestoreHeldShare(const HeldShare& held);
+
  private:
   DeviceLayerCompressor(int64_t numel, const CompressionOptions& options,
                         std::shared_ptr<DeviceWorkspace> workspace, int device);
@@ -217,6 +223,9 @@ class DeviceLayerCompressor {
                                         DeviceCompressedLayer* out);
   absl::Status CommitDense(int64_t step, double keep_ratio, cudaStream_t stream,
                            DeviceCompressedLayer* out);
+  absl::Status SelectWithDecision(const KeepDecision& decision, int64_t step,
+                                  cudaStream_t stream,
+                                  DeviceCompressedLayer* out);
   absl::Status CheckAccumulatedFinite(cudaStream_t stream) const;
   void FillHeader(int64_t step, double keep_ratio,
                   DeviceCompressedLayer* out) const;
@@ -242,6 +251,7 @@ class DeviceLayerCompressor {
   uint32_t pending_first_bad_accumulated_ = 0xFFFFFFFFu;
   int refine_blocks_ = 0;  // grid of the selection's candidate passes
   bool pending_ = false;
+  HeldShare held_share_;
 };
 
 // Copies a device result into a host CompressedLayer (what the transport

@@ -122,8 +122,9 @@ class DistributedOptimizer {
   const StepTiming& last_timing() const { return last_timing_; }
 
   // Checkpoint of the optimizer's state: step, every layer's residual and
-  // velocity, and the momentum buffer B of every layer sent whole under
-  // momentum correction (the inner optimizer is the caller's to save).
+  // velocity, the momentum buffer B of every layer sent whole under
+  // momentum correction, and under share_hold_steps > 1 every layer's held
+  // share (the inner optimizer is the caller's to save).
   // SaveState errors: INTERNAL on I/O failure.
   absl::Status SaveState(const std::string& path) const;
   // Restores what SaveState wrote. Errors: INVALID_ARGUMENT when the file
@@ -132,7 +133,8 @@ class DistributedOptimizer {
   // velocity of a layer sent whole), and when it lacks a momentum buffer these options
   // need (naming the key and the parameter: a checkpoint written before
   // layers sent whole kept one, or under other options) or holds one they do
-  // not. On error nothing changes.
+  // not; likewise for the held share under share_hold_steps > 1 (naming the
+  // key, and a window or fraction out of range). On error nothing changes.
   absl::Status LoadState(const std::string& path);
 
  private:
