@@ -27,9 +27,10 @@ What it mirrors from entrograd (workers/fashion_mnist/):
     454,922 parameters) or --model wide (the same trunk with hidden width
     8192, 25,832,330 parameters: a 103 MB dense gradient) or --model vgg
     (3 stages of 3x3 convolutions, 777,930 parameters), initialised by
-    torch.manual_seed(seed) and PyTorch's default init (entrograd uses
-    LibTorch's defaults with the same seed; bitwise equality of the initial
-    weights is not relied on);
+    torch.manual_seed(seed) and PyTorch's default init, except vgg's ReLU
+    layers, which get He's normal init with zero bias as in cnn_model.cc
+    (entrograd does the same in LibTorch with the same seed; bitwise
+    equality of the initial weights is not relied on);
   * data order: shard_sampler.cc ported exactly (SplitMix64 seed mixing,
     std::mt19937_64, unbiased bounded draws, Fisher-Yates high to low; step
     s takes perm[s*W*B:(s+1)*W*B], rank r its r-th B-slice; floor(N/(W*B))
@@ -255,6 +256,15 @@ class FashionCnn(nn.Module):
             flat = 64 * 7 * 7
         self.fc1 = nn.Linear(flat, hidden_width)
         self.fc2 = nn.Linear(hidden_width, 10)
+        if model == "vgg":
+            # cnn_model.cc InitialiseForReluDepth: the default init leaves
+            # 10 ReLU layers untrainable; He init on all but fc2.
+            relu_layers = [getattr(self, name) for name, _ in self.stages] + [self.fc1]
+            with torch.no_grad():
+                for layer in relu_layers:
+                    nn.init.kaiming_normal_(layer.weight, a=0.0, mode="fan_in",
+                                            nonlinearity="relu")
+                    nn.init.zeros_(layer.bias)
 
     def forward(self, x):
         for name, pool_after in self.stages:
