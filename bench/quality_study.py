@@ -32,10 +32,11 @@ entrograd-launch on this machine, one run at a time:
 --quick runs the same phases in a couple of minutes (2 workers, a few
 steps per run, two seeds): a smoke test of the pipeline, not a result.
 
-Example (the command behind docs/BENCHMARKS.md; about 75 minutes here for its
-two points, ~50 s a sweep run and ~135 s a main run; one --points per
-invocation into the same --out stays under 45 minutes and reuses dense):
+Example (one point, about 45 minutes here on `cnn`: ~50 s a sweep run, ~135 s
+a main run). A second point into the same --out reuses the dense runs and
+takes about 35 minutes more; the first table of docs/BENCHMARKS.md is both:
   /usr/bin/python3 bench/quality_study.py --out out/quality
+  /usr/bin/python3 bench/quality_study.py --out out/quality --points 0.01,0.002
 Needs entrograd built in build/ (or --build) and Fashion-MNIST (setup.sh).
 """
 
@@ -443,8 +444,11 @@ def parse_args(argv=None):
                    help="dense's rate is chosen on the mean validation accuracy of "
                         "the first N seeds (the compressed policies': seed 1's)")
     p.add_argument("--warmups", default="0,100", help="warm-up steps tried (DGC)")
-    p.add_argument("--points", default="0.01,0.002",
-                   help="entropy rho of each equal-bytes comparison with top-k")
+    # One point by default: two (--points 0.01,0.002) take ~75 minutes here,
+    # over the hour the protocol allows one invocation.
+    p.add_argument("--points", default="0.002",
+                   help="entropy rho of each equal-bytes comparison with top-k, "
+                        "comma-separated")
     p.add_argument("--main_policies", default="dense,entropy_budget,threshold",
                    help="main-phase settings besides the entropy/top-k pairs")
     p.add_argument("--threshold", type=float, default=0.1,
