@@ -32,7 +32,7 @@ entrograd-launch on this machine, one run at a time:
 --quick runs the same phases in a couple of minutes (2 workers, a few
 steps per run, two seeds): a smoke test of the pipeline, not a result.
 
-Example (one point, about 45 minutes here on `cnn`: ~50 s a sweep run, ~135 s
+Example (one point, about 50 minutes here on `cnn`: ~50 s a sweep run, ~135 s
 a main run). A second point into the same --out reuses the dense runs and
 takes about 35 minutes more; the first table of docs/BENCHMARKS.md is both:
   /usr/bin/python3 bench/quality_study.py --out out/quality
