@@ -51,6 +51,18 @@ absl::Status ValidateUpdateSteps(const v1::LayerUpdate& update) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateMergedKeepFactor(const v1::LayerUpdate& update) {
+  const double factor = update.merged_keep_factor();
+  // Written so that NaN fails too.
+  if (factor == 0.0 || (factor >= 1.0 && factor <= kMaxMergedKeepFactor)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "layer_update.merged_keep_factor ", factor,
+      " is neither 0 (the whole union) nor in [1, ", kMaxMergedKeepFactor,
+      "]"));
+}
+
 Admission AdmitUpdate(const JobState& job, uint32_t rank,
                       const v1::LayerUpdate& update, uint32_t max_steps_ahead) {
   if (update.layer_index() >= job.layers.size()) {

@@ -52,6 +52,16 @@ struct Admission {
 // step-window sum can overflow. Thread-safe (pure).
 absl::Status ValidateUpdateSteps(const v1::LayerUpdate& update);
 
+// The largest global top-k factor a worker may ask for (LayerUpdate.
+// merged_keep_factor): far above any useful one, low enough that
+// factor * (2^32 - 1) is exact in a double's integer range.
+inline constexpr double kMaxMergedKeepFactor = 1e6;
+
+// INVALID_ARGUMENT, naming the field and its value, for a merged_keep_factor
+// that is neither 0 (the whole union) nor a finite number in
+// [1, kMaxMergedKeepFactor]. Thread-safe (pure).
+absl::Status ValidateMergedKeepFactor(const v1::LayerUpdate& update);
+
 // Admits `update` (its steps already validated) from rank `rank` of `job`,
 // whose applied step already reflects update.applied_step. Checks in this
 // order, the first that applies deciding:

@@ -199,6 +199,9 @@ absl::Status JobRegistry::Contribute(const MemberId& member,
   if (absl::Status status = ValidateUpdateSteps(update); !status.ok()) {
     return Reject(RejectReason::kBadPayload, std::move(status));
   }
+  if (absl::Status status = ValidateMergedKeepFactor(update); !status.ok()) {
+    return Reject(RejectReason::kBadPayload, std::move(status));
+  }
   std::vector<Delivery> deliveries;
   absl::StatusOr<std::optional<NewContribution>> admitted =
       Admit(member, update, &deliveries);
@@ -376,6 +379,7 @@ absl::Status JobRegistry::AcceptLocked(const MemberId& member,
     ++held_.rounds_in_flight;
   }
   round->by_rank[member.rank] = *std::move(decoded);
+  round->keep_factor.Add(update.merged_keep_factor());
   ++round->contributed;
   round->entries = entries;
   round->bytes += decoded_bytes;
@@ -423,7 +427,8 @@ void JobRegistry::FinishRound(const std::string& job_id, RoundKey key,
   const absl::Time merge_start = absl::Now();
   absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> message =
       MergeRound(key.first, key.second, round.by_rank,
-                 options_.max_message_bytes, complete.downlink_value_types);
+                 options_.max_message_bytes, complete.downlink_value_types,
+                 round.keep_factor.factor());
   const absl::Time merge_end = absl::Now();
 
   std::vector<Delivery> deliveries;

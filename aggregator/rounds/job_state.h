@@ -5,6 +5,7 @@
 #ifndef ENTROGRAD_AGGREGATOR_ROUNDS_JOB_STATE_H_
 #define ENTROGRAD_AGGREGATOR_ROUNDS_JOB_STATE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -25,6 +26,22 @@ namespace entrograd::aggregator {
 // rounds of released steps are a prefix of each map below.
 using RoundKey = std::pair<int64_t, uint32_t>;
 
+// The global top-k factor of a round (LayerUpdate.merged_keep_factor): the
+// largest the ranks asked for, or 0 (the whole union) when any rank asked for
+// 0. Both folds are commutative, so the arrival order cannot change it.
+class MergedKeepFactor {
+ public:
+  void Add(double factor) {
+    any_union_ = any_union_ || factor == 0.0;
+    largest_ = std::max(largest_, factor);
+  }
+  double factor() const { return any_union_ ? 0.0 : largest_; }
+
+ private:
+  bool any_union_ = false;
+  double largest_ = 0.0;
+};
+
 // A round in flight: the contributions received so far, by rank.
 struct RoundState {
   absl::Time started;
@@ -38,6 +55,8 @@ struct RoundState {
   int64_t bytes = 0;
   // Entries of the decoded contributions, for MergeBytesBound.
   uint64_t entries = 0;
+  // The contributions' merged_keep_factor, folded as they arrive.
+  MergedKeepFactor keep_factor;
 };
 
 // One job: its layer table, its ranks' streams and progress, and its

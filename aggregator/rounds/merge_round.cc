@@ -1,7 +1,10 @@
 #include "aggregator/rounds/merge_round.h"
 
+#include <algorithm>
+
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "aggregator/merge/global_top_k.h"
 #include "aggregator/merge/sparse_merge.h"
 #include "aggregator/rounds/round_error.h"
 #include "entrograd/wire/payload_proto.h"
@@ -22,14 +25,37 @@ ValueType DownlinkValueType(
                                                               : ValueType::kF32;
 }
 
+// The sparse encoding with the fewest index bytes (ties: the order of
+// kAllIndexEncodings). The value bytes are the same for all of them.
+IndexEncoding SmallestSparseEncoding(uint64_t numel,
+                                     absl::Span<const uint32_t> indices) {
+  IndexEncoding best = IndexEncoding::kRawU32;
+  int64_t best_bytes = IndexBytes(best, numel, indices);
+  for (IndexEncoding encoding : kAllIndexEncodings) {
+    if (encoding == IndexEncoding::kDense) continue;
+    const int64_t bytes = IndexBytes(encoding, numel, indices);
+    if (bytes < best_bytes) {
+      best = encoding;
+      best_bytes = bytes;
+    }
+  }
+  return best;
+}
+
 // The merge is the mean of the ranks' values, never larger in magnitude
 // than the largest of them, so a type every contribution fit in holds it
-// without saturating.
+// without saturating. A merge that left entries out is never sent dense:
+// a dense payload carries every index, and the ranks read "carried" as
+// "applied" (ALGORITHM.md step 7).
 absl::StatusOr<EncodedPayload> EncodeMergedValues(uint64_t numel,
                                                   const MergedUpdate& merged,
-                                                  ValueType type) {
+                                                  ValueType type,
+                                                  bool left_entries_out) {
   EncodeOptions options;
   options.value_type = type;
+  if (left_entries_out) {
+    options.index_encoding = SmallestSparseEncoding(numel, merged.indices);
+  }
   return EncodeSparse(numel, merged.indices, merged.values, options);
 }
 
@@ -39,13 +65,17 @@ absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> MergeRound(
     int64_t step, uint32_t layer,
     const std::vector<std::optional<DecodedPayload>>& by_rank,
     uint64_t max_message_bytes,
-    absl::Span<const ValueType> accepted_by_every_rank) {
+    absl::Span<const ValueType> accepted_by_every_rank,
+    double merged_keep_factor) {
   const int world_size = static_cast<int>(by_rank.size());
   std::vector<RankContribution> contributions;
   contributions.reserve(world_size);
   uint64_t numel = 0;
+  uint64_t largest_count = 0;
   for (const std::optional<DecodedPayload>& payload : by_rank) {
     numel = payload->numel;
+    largest_count = std::max<uint64_t>(
+        largest_count, payload->dense ? payload->numel : payload->indices.size());
     contributions.push_back(
         payload->dense
             ? RankContribution::Dense(payload->values)
@@ -55,10 +85,15 @@ absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> MergeRound(
   thread_local SparseMerger merger;
   MergedUpdate merged;
   absl::Status status = merger.Merge(numel, world_size, contributions, &merged);
+  const bool left_entries_out =
+      status.ok() &&
+      KeepLargestMerged(GlobalKeepCount(merged_keep_factor, largest_count),
+                        &merged);
   absl::StatusOr<EncodedPayload> encoded =
-      status.ok() ? EncodeMergedValues(numel, merged,
-                                       DownlinkValueType(
-                                           by_rank, accepted_by_every_rank))
+      status.ok() ? EncodeMergedValues(
+                        numel, merged,
+                        DownlinkValueType(by_rank, accepted_by_every_rank),
+                        left_entries_out)
                   : absl::StatusOr<EncodedPayload>(status);
   if (!encoded.ok()) return absl::AbortedError(encoded.status().message());
   auto message = std::make_shared<v1::AggregatorMessage>();

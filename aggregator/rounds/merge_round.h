@@ -36,6 +36,11 @@ namespace entrograd::aggregator {
 // every rank; the choice depends on the contributions and on what the ranks
 // accept, so it is deterministic.
 //
+// With `merged_keep_factor` c > 0 (global top-k, the round's
+// MergedKeepFactor) only the K = ceil(c * largest contribution's count)
+// merged entries of largest |value| are kept (global_top_k.h), and a merge
+// that left entries out is never encoded dense. c = 0: the whole union.
+//
 // Errors: ABORTED when the merge or the encoding fails (a
 // merged sum that overflows float32, contributions of different shapes);
 // RESOURCE_EXHAUSTED with reason MERGED_TOO_LARGE (round_error.h) when the
@@ -48,7 +53,8 @@ absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> MergeRound(
     int64_t step, uint32_t layer,
     const std::vector<std::optional<DecodedPayload>>& by_rank,
     uint64_t max_message_bytes,
-    absl::Span<const ValueType> accepted_by_every_rank = {});
+    absl::Span<const ValueType> accepted_by_every_rank = {},
+    double merged_keep_factor = 0.0);
 
 }  // namespace entrograd::aggregator
 

@@ -81,6 +81,10 @@ class DistributedOptimizer:
       dense_below, warmup_steps, momentum_correction, momentum, entropy_of,
       share_hold_steps: the compression (entrograd.options.compression_options;
       None keeps the C++ default). momentum_correction defaults to True here.
+    merged_keep_factor: global top-k. 0 (the default) takes the union of the
+      ranks' entries back; c in [1, 1e6] takes only the ceil(c * largest k)
+      merged entries of largest magnitude per compressed layer, and this
+      rank's entries left out go back into its residual.
     optimizer: a torch.optim optimizer over the same parameters, required
       when momentum_correction is False (it steps on the merged .grad).
     state: resume from a state_dict() or a save_state() file.
@@ -90,8 +94,8 @@ class DistributedOptimizer:
                  momentum_correction=True, momentum=None, weight_decay=0.0,
                  min_keep_ratio=None, budget_density=None, threshold=None,
                  intervals=None, dense_below=None, warmup_steps=None,
-                 entropy_of=None, share_hold_steps=None, optimizer=None,
-                 state=None):
+                 entropy_of=None, share_hold_steps=None, merged_keep_factor=0.0,
+                 optimizer=None, state=None):
         if not isinstance(client, Client):
             raise TypeError(f"client must be entrograd.Client, not {type(client).__name__}")
         named = _named_parameters(named_parameters)
@@ -116,7 +120,8 @@ class DistributedOptimizer:
         self._client = client
         self._inner = optimizer if not options.momentum_correction else None
         self._impl = _C.DistributedOptimizer(named, client._impl, options, float(lr),
-                                             float(weight_decay), first_step)
+                                             float(weight_decay), first_step,
+                                             float(merged_keep_factor))
         self._parameters = [tensor for _, tensor in named]
         self.last_stats = None
         if state is not None:

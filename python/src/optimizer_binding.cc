@@ -70,7 +70,7 @@ class PyDistributedOptimizer {
   PyDistributedOptimizer(const NamedTensors& parameters, PyClient& client,
                          const CompressionOptions& compression,
                          double learning_rate, double weight_decay,
-                         int64_t first_step)
+                         int64_t first_step, double merged_keep_factor)
       : client_(client) {
     std::vector<torch::Tensor> tensors;
     for (const auto& [name, tensor] : parameters) {
@@ -81,6 +81,7 @@ class PyDistributedOptimizer {
     options.compression = compression;
     options.learning_rate = learning_rate;
     options.weight_decay = weight_decay;
+    options.merged_keep_factor = merged_keep_factor;
     options.metrics = client.metrics();  // nullptr: none
     if (!compression.momentum_correction) {
       inner_ = std::make_unique<GradientsOnlyOptimizer>(tensors);
@@ -198,10 +199,10 @@ void RegisterDistributedOptimizer(py::module_& module) {
 
   py::class_<PyDistributedOptimizer>(module, "DistributedOptimizer")
       .def(py::init<const NamedTensors&, PyClient&, const CompressionOptions&,
-                    double, double, int64_t>(),
+                    double, double, int64_t, double>(),
            py::arg("named_parameters"), py::arg("client"),
            py::arg("compression"), py::arg("lr"), py::arg("weight_decay"),
-           py::arg("first_step"),
+           py::arg("first_step"), py::arg("merged_keep_factor") = 0.0,
            // The C++ optimizer keeps the client's Client*.
            py::keep_alive<1, 3>())
       .def("step", &PyDistributedOptimizer::Step)

@@ -80,6 +80,7 @@ def test_client_values_checked_on_connect(aggregator, kwargs, field):
     (dict(rho=2.0), "rho"),
     (dict(intervals=0), "intervals"),
     (dict(lr=0.0), "learning_rate"),
+    (dict(merged_keep_factor=0.5), "merged_keep_factor"),
     (dict(momentum_correction=False), "optimizer="),
 ])
 def test_optimizer_option_values(aggregator, kwargs, match):

@@ -70,6 +70,13 @@ absl::Status ValidateWorkerConfig(const WorkerConfig& config) {
                             " holds the entropy policy's share; --policy=",
                             KeepPolicyName(config.policy), " takes only 1"));
   }
+  if (!(config.merged_keep_factor == 0.0 ||
+        (config.merged_keep_factor >= 1.0 &&
+         config.merged_keep_factor <= 1e6))) {
+    return Bad("merged_keep_factor",
+               absl::StrCat(config.merged_keep_factor,
+                            " is neither 0 (the whole union) nor in [1, 1e6]"));
+  }
   if (config.intervals < 1) return Bad("intervals", "expected >= 1");
   if (config.dense_below < 0) return Bad("dense_below", "expected >= 0");
   if (config.warmup_steps < 0) return Bad("warmup_steps", "expected >= 0");

@@ -46,6 +46,10 @@ struct WorkerConfig {
   // H >= 1: the entropy policy holds each layer's share over windows of H
   // steps (1: takes it every step).
   int64_t share_hold_steps = CompressionOptions{}.share_hold_steps;
+  // Global top-k: 0 takes the union of the ranks' entries back; c in
+  // [1, 1e6] takes only ceil(c * largest k) merged entries per layer
+  // (DistributedOptimizerOptions::merged_keep_factor).
+  double merged_keep_factor = 0.0;
   int64_t intervals = CompressionOptions{}.intervals;
   int64_t dense_below = CompressionOptions{}.dense_below;
   int64_t warmup_steps = CompressionOptions{}.warmup_steps;

@@ -56,6 +56,11 @@ ABSL_FLAG(int64_t, share_hold_steps, Defaults().share_hold_steps,
           "--policy=entropy: take each layer's share at the first step of "
           "every window of this many steps and hold it for the window "
           "(1: every step)");
+ABSL_FLAG(double, merged_keep_factor, Defaults().merged_keep_factor,
+          "global top-k: 0 takes the union of the ranks' entries back; c in "
+          "[1, 1e6] takes only the ceil(c * largest k) merged entries of "
+          "largest magnitude per compressed layer, and keeps the rest of "
+          "this rank's entries in its residual");
 ABSL_FLAG(int64_t, intervals, Defaults().intervals, "entropy intervals M");
 ABSL_FLAG(int64_t, dense_below, Defaults().dense_below,
           "layers with fewer elements are sent dense");
@@ -155,6 +160,7 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   }
   config.entropy_of = *entropy_of;
   config.share_hold_steps = absl::GetFlag(FLAGS_share_hold_steps);
+  config.merged_keep_factor = absl::GetFlag(FLAGS_merged_keep_factor);
   config.intervals = absl::GetFlag(FLAGS_intervals);
   config.dense_below = absl::GetFlag(FLAGS_dense_below);
   config.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);

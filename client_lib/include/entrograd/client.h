@@ -116,6 +116,13 @@ struct LayerContribution {
   std::vector<float> values;      // at indices, or all numel when dense
   double entropy = 0.0;
   double keep_ratio = 0.0;
+  // Global top-k (docs/ALGORITHM.md step 6, variant): 0 takes the whole
+  // union back; c in [1, 1e6] asks the shard for only the
+  // ceil(c * largest contribution's count) merged entries of largest
+  // |value|. Entries this rank sent that the merged update does not carry
+  // were not applied: the caller keeps them (DistributedOptimizer puts them
+  // back into the residual).
+  double merged_keep_factor = 0.0;
 };
 
 // A merged layer as received.
@@ -163,7 +170,8 @@ class Client {
   // next is sent. On error nothing is sent or kept. Errors:
   // INVALID_ARGUMENT (unknown layer, numel mismatch, negative step,
   // indices/values inconsistent or not strictly ascending, an index >=
-  // numel, NaN/Inf); FAILED_PRECONDITION when the step is already applied,
+  // numel, NaN/Inf, a merged_keep_factor neither 0 nor in [1, 1e6]);
+  // FAILED_PRECONDITION when the step is already applied,
   // when this (step, layer) was already sent, after Close, or after a fatal
   // error (its status is in the message); RESOURCE_EXHAUSTED when the
   // encoded update exceeds `max_message_bytes` or the limit its shard

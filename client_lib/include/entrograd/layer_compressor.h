@@ -115,6 +115,19 @@ class LayerCompressor {
   absl::Status RestoreState(absl::Span<const float> residual,
                             absl::Span<const float> velocity);
 
+  // Global top-k (ALGORITHM.md step 7, variant): entries this compressor
+  // selected and sent that the merged update left out were not applied, so
+  // they go back into the residual, G[indices[j]] += values[j], as if they
+  // had not been selected (their velocity stays masked). With the values
+  // as selected, G at those entries equals A before the selection, bit for
+  // bit. Errors, state unchanged: FAILED_PRECONDITION for a layer sent whole
+  // (it keeps no residual) or with an accumulation pending (its A would
+  // miss them); INVALID_ARGUMENT for indices.size() != values.size(),
+  // indices not strictly ascending or not below numel, or a value or sum
+  // that is not finite (naming the element).
+  absl::Status KeepUnapplied(absl::Span<const uint32_t> indices,
+                             absl::Span<const float> values);
+
   // The entropy share held under share_hold_steps > 1 (nothing held
   // otherwise), and its replacement from a checkpoint. RestoreHeldShare
   // errors: INVALID_ARGUMENT as ValidateHeldShare; state unchanged.

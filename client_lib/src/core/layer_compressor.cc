@@ -291,6 +291,44 @@ absl::Status LayerCompressor::RestoreState(absl::Span<const float> residual,
   return absl::OkStatus();
 }
 
+absl::Status LayerCompressor::KeepUnapplied(absl::Span<const uint32_t> indices,
+                                            absl::Span<const float> values) {
+  if (sent_whole_) {
+    return absl::FailedPreconditionError(
+        "a layer sent whole keeps no residual to put unapplied entries in");
+  }
+  if (pending_) {
+    return absl::FailedPreconditionError(
+        "an accumulation is pending: put unapplied entries back before the "
+        "next step's Accumulate");
+  }
+  if (indices.size() != values.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unapplied entries: ", indices.size(), " indices but ",
+                     values.size(), " values"));
+  }
+  // Checked in full before anything changes.
+  for (size_t j = 0; j < indices.size(); ++j) {
+    const uint32_t index = indices[j];
+    if (index >= numel_ || (j > 0 && index <= indices[j - 1])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unapplied entry ", j, ": index ", index,
+          index >= numel_ ? " is not below numel " : " is not above the one "
+                                                     "before it; numel ",
+          numel_));
+    }
+    if (!std::isfinite(residual_[index] + values[j])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unapplied entry ", j, " (index ", index, "): value ", values[j],
+          " added to the residual ", residual_[index], " is not finite"));
+    }
+  }
+  for (size_t j = 0; j < indices.size(); ++j) {
+    residual_[indices[j]] += values[j];
+  }
+  return absl::OkStatus();
+}
+
 absl::Status LayerCompressor::RestoreHeldShare(const HeldShare& held) {
   ENTROGRAD_RETURN_IF_ERROR(ValidateHeldShare(held));
   held_share_ = held;

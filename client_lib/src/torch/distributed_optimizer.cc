@@ -143,6 +143,10 @@ struct DistributedOptimizer::Layer {
   std::atomic<bool> handled{false};
   std::atomic<int64_t> compress_nanos{0};
   EntropyStats pending_entropy;  // entropy_budget: Accumulate's result
+  // Global top-k: this step's sent entries (ascending), until the merged
+  // update shows which of them were applied.
+  std::vector<uint32_t> sent_indices;
+  std::vector<float> sent_values;
 };
 
 std::vector<LayerSpecification> LayerTableOf(
@@ -195,6 +199,13 @@ DistributedOptimizer::Create(
   if (!(options.weight_decay >= 0.0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "weight_decay = ", options.weight_decay, "; expected >= 0"));
+  }
+  if (!(options.merged_keep_factor == 0.0 ||
+        (options.merged_keep_factor >= 1.0 &&
+         options.merged_keep_factor <= 1e6))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "merged_keep_factor = ", options.merged_keep_factor,
+        "; expected 0 (the whole union) or a number in [1, 1e6]"));
   }
   if (!options.compression.momentum_correction &&
       options.inner_optimizer == nullptr) {
@@ -299,16 +310,60 @@ absl::Status DistributedOptimizer::CompressAndSend(
     return absl::Status(status.code(), absl::StrCat("parameter \"", layer.name,
                                                     "\": ", status.message()));
   }
-  LayerContribution contribution =
-      ContributionOf(std::move(compressed), static_cast<uint32_t>(index));
   const double seconds = SecondsSince(start);
   layer.compress_nanos += static_cast<int64_t>(seconds * 1e9);
   if (options_.metrics != nullptr) {
     options_.metrics->ObserveCompress(seconds);
-    options_.metrics->ObserveLayer(layer.name, contribution.entropy,
-                                   contribution.keep_ratio);
+    options_.metrics->ObserveLayer(layer.name, compressed.entropy.entropy,
+                                   compressed.keep_ratio);
+  }
+  return SendCompressed(index, std::move(compressed));
+}
+
+absl::Status DistributedOptimizer::SendCompressed(size_t index,
+                                                  CompressedLayer&& compressed) {
+  Layer& layer = *layers_[index];
+  LayerContribution contribution =
+      ContributionOf(std::move(compressed), static_cast<uint32_t>(index));
+  layer.sent_indices.clear();
+  layer.sent_values.clear();
+  if (options_.merged_keep_factor > 0.0 && !layer.compressor->sent_whole() &&
+      !contribution.dense) {
+    contribution.merged_keep_factor = options_.merged_keep_factor;
+    layer.sent_indices = contribution.indices;
+    layer.sent_values = contribution.values;
   }
   return client_->SendLayer(std::move(contribution));
+}
+
+absl::Status DistributedOptimizer::PutBackUnapplied(
+    size_t index, const DecodedPayload& merged) {
+  Layer& layer = *layers_[index];
+  std::vector<uint32_t> indices;
+  std::vector<float> values;
+  // A dense payload carries every element (the aggregator never sends a
+  // merge that left entries out dense), so nothing was left out then.
+  if (!merged.dense) {
+    // Both ascending: one merge-like walk.
+    size_t m = 0;
+    for (size_t j = 0; j < layer.sent_indices.size(); ++j) {
+      const uint32_t sent = layer.sent_indices[j];
+      while (m < merged.indices.size() && merged.indices[m] < sent) ++m;
+      if (m < merged.indices.size() && merged.indices[m] == sent) continue;
+      indices.push_back(sent);
+      values.push_back(layer.sent_values[j]);
+    }
+  }
+  layer.sent_indices.clear();
+  layer.sent_values.clear();
+  if (indices.empty()) return absl::OkStatus();
+  absl::Status status = layer.compressor->KeepUnapplied(indices, values);
+  if (!status.ok()) {
+    return absl::Status(status.code(),
+                        absl::StrCat("step ", step_, ", parameter \"",
+                                     layer.name, "\": ", status.message()));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status DistributedOptimizer::Step() {
@@ -365,8 +420,7 @@ absl::Status DistributedOptimizer::StepImpl() {
       absl::Status status = layer.compressor->SelectTopK(
           k, step_, static_cast<double>(k) / layer.numel, &compressed);
       if (!status.ok()) return status;
-      status = client_->SendLayer(
-          ContributionOf(std::move(compressed), static_cast<uint32_t>(index)));
+      status = SendCompressed(index, std::move(compressed));
       if (!status.ok()) return status;
     }
     timing.compress_seconds += SecondsSince(start);
@@ -389,6 +443,9 @@ absl::Status DistributedOptimizer::StepImpl() {
     }
     const auto apply_start = std::chrono::steady_clock::now();
     const DecodedPayload& payload = merged->payload;
+    if (absl::Status status = PutBackUnapplied(index, payload); !status.ok()) {
+      return status;
+    }
     torch::Tensor& parameter = layer.parameter;
     if (layer.momentum_buffer.defined()) {
       // Sent whole: no local momentum was applied (5.1), so B carries it.

@@ -167,6 +167,14 @@ absl::Status ClientImpl::CheckContribution(
         absl::StrCat("contribution has ", contribution.indices.size(),
                      " indices but ", contribution.values.size(), " values"));
   }
+  // The shard's rule (ValidateMergedKeepFactor), checked here so that the
+  // error names the caller's contribution instead of failing the round.
+  const double factor = contribution.merged_keep_factor;
+  if (!(factor == 0.0 || (factor >= 1.0 && factor <= 1e6))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "contribution.merged_keep_factor ", factor,
+        " is neither 0 (the whole union) nor in [1, 1e6]"));
+  }
   const int64_t applied = state_->inbox.applied_step();
   if (contribution.step <= applied) {
     return absl::FailedPreconditionError(
@@ -202,6 +210,7 @@ absl::Status ClientImpl::SendLayer(LayerContribution contribution) {
   PayloadToProto(*payload, update->mutable_payload());
   update->set_entropy(contribution.entropy);
   update->set_keep_ratio(contribution.keep_ratio);
+  update->set_merged_keep_factor(contribution.merged_keep_factor);
   update->set_applied_step(state_->inbox.applied_step());
   const int64_t message_bytes = static_cast<int64_t>(message->ByteSizeLong());
   if (message_bytes > options_.max_message_bytes) {

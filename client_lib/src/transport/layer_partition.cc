@@ -112,6 +112,7 @@ absl::StatusOr<std::vector<LayerContribution>> LayerPartition::Split(
     piece.dense = contribution.dense;
     piece.entropy = contribution.entropy;
     piece.keep_ratio = contribution.keep_ratio;
+    piece.merged_keep_factor = contribution.merged_keep_factor;
     if (contribution.dense) {
       piece.values.assign(contribution.values.begin() + part.begin,
                           contribution.values.begin() + part.end);
@@ -171,7 +172,10 @@ absl::StatusOr<MergedLayerUpdate> LayerPartition::Assemble(
 
   DecodedPayload& payload = whole.payload;
   payload.numel = numel;
-  if (all_dense || 2 * carried >= numel) {
+  // Dense only when every part came dense: a part's sparse payload may have
+  // left entries out (global top-k), and the optimizer reads an index a
+  // payload carries as applied, so a sparse part must stay sparse.
+  if (all_dense) {
     payload.dense = true;
     payload.values.assign(numel, 0.0f);
     for (size_t i = 0; i < parts_merged.size(); ++i) {

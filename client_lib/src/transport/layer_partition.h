@@ -64,9 +64,10 @@ class LayerPartition {
 
   // The merged update of `layer` from its parts' merged updates (in part
   // order, one per part): the same values at the same elements as the
-  // merge of the whole layer. Dense when every part came dense or when at
-  // least half of the layer's elements are carried, sparse otherwise;
-  // wire_bytes is the parts' sum. INVALID_ARGUMENT when a part's step or
+  // merge of the whole layer. Dense when every part came dense, sparse
+  // otherwise (carrying every element of a dense part), so the result
+  // carries exactly the elements the parts carried: under global top-k an
+  // element left out of a part stays out; wire_bytes is the parts' sum. INVALID_ARGUMENT when a part's step or
   // numel is not the expected one or a payload breaks its invariants.
   absl::StatusOr<MergedLayerUpdate> Assemble(
       uint32_t layer, int64_t step,

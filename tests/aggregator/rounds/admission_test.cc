@@ -4,6 +4,8 @@
 // order. Contributions are idempotent by (job, step, layer, rank).
 #include "aggregator/rounds/admission.h"
 
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -207,6 +209,23 @@ TEST(UpdateStepsTest, StepsOutsideTheWindowArithmeticAreInvalid) {
   update.set_applied_step(3);
   EXPECT_THAT(ValidateUpdateSteps(update),
               StatusIs(absl::StatusCode::kInvalidArgument, "not below"));
+}
+
+TEST(MergedKeepFactorValidationTest, OnlyZeroOrOneToAMillionIsValid) {
+  using aggregator::ValidateMergedKeepFactor;
+  v1::LayerUpdate update;
+  for (double factor : {0.0, 1.0, 2.5, 1e6}) {
+    update.set_merged_keep_factor(factor);
+    ENTROGRAD_EXPECT_OK(ValidateMergedKeepFactor(update)) << factor;
+  }
+  for (double factor : {0.5, -1.0, 1e6 + 1, std::nan(""),
+                        std::numeric_limits<double>::infinity()}) {
+    update.set_merged_keep_factor(factor);
+    EXPECT_THAT(ValidateMergedKeepFactor(update),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "merged_keep_factor"))
+        << factor;
+  }
 }
 
 }  // namespace

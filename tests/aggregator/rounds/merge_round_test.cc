@@ -3,6 +3,8 @@
 // that cannot be sent or summed fails with the documented status.
 #include "aggregator/rounds/merge_round.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -12,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "aggregator/merge/global_top_k.h"
+#include "aggregator/rounds/job_state.h"
 #include "aggregator/rounds/round_error.h"
 #include "aggregator/support/random_updates.h"
 #include "aggregator/support/reference_merge.h"
@@ -255,6 +259,142 @@ TEST(MergeRoundTest, TheMeanOfF16sFitsInF16) {
                                  DecodeMerged(message->merged_layer()));
   EXPECT_EQ(ToDense(got)[3], 65504.0f);
   EXPECT_EQ(ToDense(got)[17], -0.5f);
+}
+
+// Global top-k, computed here the plain way: the reference merge's entries
+// sorted by |value| descending then index ascending, the first `keep`
+// taken, put back in index order.
+SparseVector LargestOfReference(const std::vector<SparseVector>& ranks,
+                                size_t keep) {
+  const SparseVector merged = ReferenceMerge(ranks);
+  std::vector<size_t> order(merged.indices.size());
+  for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+  std::sort(order.begin(), order.end(), [&merged](size_t a, size_t b) {
+    const float x = std::fabs(merged.values[a]);
+    const float y = std::fabs(merged.values[b]);
+    return x != y ? x > y : merged.indices[a] < merged.indices[b];
+  });
+  order.resize(std::min(keep, order.size()));
+  std::sort(order.begin(), order.end());
+  SparseVector kept{merged.numel, {}, {}};
+  for (size_t j : order) {
+    kept.indices.push_back(merged.indices[j]);
+    kept.values.push_back(merged.values[j]);
+  }
+  return kept;
+}
+
+// With a keep factor c the round keeps the ceil(c * largest count) merged
+// entries of largest magnitude, the same bits as the reference, instead of
+// the union of the four ranks' entries.
+TEST(MergeRoundTest, AKeepFactorKeepsTheLargestMergedEntries) {
+  std::mt19937 rng(77);
+  std::vector<SparseVector> ranks;
+  std::vector<std::optional<DecodedPayload>> by_rank;
+  for (size_t count : {400, 250, 390, 10}) {
+    ranks.push_back(RandomSparse(kNumel, count, rng));
+    by_rank.push_back(Decoded(EncodeOrDie(ranks.back())));
+  }
+  for (const auto& [factor, keep] :
+       {std::pair{1.0, size_t{400}}, std::pair{2.5, size_t{1000}}}) {
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+        std::shared_ptr<const v1::AggregatorMessage> message,
+        MergeRound(1, 0, by_rank, kNoLimit, {}, factor));
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(DecodedPayload got,
+                                   DecodeMerged(message->merged_layer()));
+    const SparseVector want = LargestOfReference(ranks, keep);
+    ASSERT_EQ(want.indices.size(), keep);
+    EXPECT_FALSE(got.dense);
+    EXPECT_EQ(got.indices, want.indices) << "factor " << factor;
+    ASSERT_EQ(got.values.size(), want.values.size());
+    EXPECT_EQ(0, std::memcmp(got.values.data(), want.values.data(),
+                             want.values.size() * sizeof(float)));
+  }
+  // Factor 0, and a factor that asks for more than the union: the union.
+  for (double factor : {0.0, 1e6}) {
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+        std::shared_ptr<const v1::AggregatorMessage> message,
+        MergeRound(1, 0, by_rank, kNoLimit, {}, factor));
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(DecodedPayload got,
+                                   DecodeMerged(message->merged_layer()));
+    EXPECT_EQ(got.indices, ReferenceMerge(ranks).indices);
+  }
+}
+
+// Equal magnitudes are kept by the smaller index.
+TEST(MergeRoundTest, AKeepFactorBreaksTiesByTheSmallerIndex) {
+  const std::vector<SparseVector> ranks = {
+      {kNumel, {5, 9}, {1.0f, -1.0f}}, {kNumel, {2, 7}, {1.0f, -1.0f}}};
+  std::vector<std::optional<DecodedPayload>> by_rank;
+  for (const SparseVector& rank : ranks) {
+    by_rank.push_back(Decoded(EncodeOrDie(rank)));
+  }
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::shared_ptr<const v1::AggregatorMessage> message,
+      MergeRound(0, 0, by_rank, kNoLimit, {}, 1.0));
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(DecodedPayload got,
+                                 DecodeMerged(message->merged_layer()));
+  EXPECT_EQ(got.indices, (std::vector<uint32_t>{2, 5}));
+  EXPECT_EQ(got.values, (std::vector<float>{0.5f, 0.5f}));
+}
+
+// A merge that left entries out is never dense, even where dense would be
+// smaller: a rank reads every index of a dense payload as applied. The
+// union of the same round does go dense.
+TEST(MergeRoundTest, AMergeThatLeftEntriesOutIsNeverDense) {
+  constexpr uint64_t kSmall = 64;
+  std::vector<SparseVector> ranks = {{kSmall, {}, {}}, {kSmall, {}, {}}};
+  for (uint32_t i = 0; i < kSmall; ++i) {
+    ranks[i % 2].indices.push_back(i);
+    ranks[i % 2].values.push_back(1.0f + static_cast<float>(i));
+  }
+  std::vector<std::optional<DecodedPayload>> by_rank;
+  for (const SparseVector& rank : ranks) {
+    by_rank.push_back(Decoded(EncodeOrDie(rank)));
+  }
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::shared_ptr<const v1::AggregatorMessage> capped,
+      MergeRound(0, 0, by_rank, kNoLimit, {}, 63.0 / 32.0));
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::shared_ptr<const v1::AggregatorMessage> union_merge,
+      MergeRound(0, 0, by_rank, kNoLimit, {}, 0.0));
+  EXPECT_EQ(union_merge->merged_layer().payload().index_encoding(),
+            v1::INDEX_ENCODING_DENSE);
+  EXPECT_NE(capped->merged_layer().payload().index_encoding(),
+            v1::INDEX_ENCODING_DENSE);
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(DecodedPayload got,
+                                 DecodeMerged(capped->merged_layer()));
+  // 63 of 64 (ceil(63/32 * 32)): all but index 0, the smallest. Dense
+  // would take 256 bytes, the bitmap 8 + 252.
+  ASSERT_EQ(got.indices.size(), 63u);
+  EXPECT_EQ(got.indices.front(), 1u);
+  EXPECT_EQ(got.indices.back(), 63u);
+}
+
+TEST(GlobalKeepCountTest, IsTheCeilingOfFactorTimesTheLargestCount) {
+  EXPECT_EQ(aggregator::GlobalKeepCount(1.0, 174), 174u);
+  EXPECT_EQ(aggregator::GlobalKeepCount(1.5, 3), 5u);
+  EXPECT_EQ(aggregator::GlobalKeepCount(1e6, 4294967295u),
+            uint64_t{4294967295000000});
+  EXPECT_EQ(aggregator::GlobalKeepCount(0.0, 5),
+            std::numeric_limits<uint64_t>::max());
+}
+
+// The round's factor: any rank asking for the union wins; otherwise the
+// largest; the same whatever the order the ranks arrive in.
+TEST(MergedKeepFactorTest, AnyUnionWinsElseTheLargestInAnyOrder) {
+  std::vector<double> factors = {1.0, 3.0, 2.0};
+  do {
+    aggregator::MergedKeepFactor fold;
+    for (double factor : factors) fold.Add(factor);
+    EXPECT_EQ(fold.factor(), 3.0);
+  } while (std::next_permutation(factors.begin(), factors.end()));
+  factors = {0.0, 2.0, 5.0};
+  do {
+    aggregator::MergedKeepFactor fold;
+    for (double factor : factors) fold.Add(factor);
+    EXPECT_EQ(fold.factor(), 0.0);
+  } while (std::next_permutation(factors.begin(), factors.end()));
 }
 
 }  // namespace

@@ -162,6 +162,14 @@ INSTANTIATE_TEST_SUITE_P(
                    },
                    absl::StatusCode::kInvalidArgument,
                    "applied_step 9223372036854775807"},
+        UpdateCase{"merged_keep_factor_below_one",
+                   [] {
+                     auto update = RawUpdate(1, kNumel, 3, {1, 2, 3}, kThree);
+                     update.set_merged_keep_factor(0.5);
+                     return update;
+                   },
+                   absl::StatusCode::kInvalidArgument,
+                   "merged_keep_factor 0.5 is neither 0"},
         UpdateCase{"truncated_payload",
                    [] {
                      auto update = RawUpdate(1, kNumel, 3, {1, 2, 3}, kThree);

@@ -666,5 +666,91 @@ TEST(LayerCompressorTest, RejectsBadCallsAndRestoresState) {
   EXPECT_EQ(compressor->residual()[2], 0.5f);
 }
 
+// Global top-k (ALGORITHM.md step 7, variant): putting back the entries the
+// merged update left out makes G at those entries A before the selection,
+// bit for bit; the entries that were applied stay zero; V stays masked.
+TEST(LayerCompressorTest, KeepUnappliedRestoresASelectionBitwise) {
+  CompressionOptions options;
+  options.policy = KeepPolicy::kTopK;
+  options.rho = 0.01;
+  options.dense_below = 0;
+  options.momentum_correction = true;
+  options.momentum = 0.9;
+  constexpr int64_t kN = 5003;
+  std::mt19937 rng(12);
+  auto compressor = MakeCompressor(kN, options);
+  CompressedLayer out;
+  // Two steps, so that G and V are not zero before the one checked.
+  ENTROGRAD_ASSERT_OK(compressor->Compress(HeavyTailedGradient(kN, rng), 0, &out));
+  ENTROGRAD_ASSERT_OK(compressor->Compress(HeavyTailedGradient(kN, rng), 1, &out));
+  ASSERT_EQ(out.indices.size(), 50u);  // round(0.01 * 5003)
+  const std::vector<float> residual_after(compressor->residual().begin(),
+                                          compressor->residual().end());
+  const std::vector<float> velocity_after(compressor->velocity().begin(),
+                                          compressor->velocity().end());
+  // The odd positions of the selection were left out of the merge.
+  std::vector<uint32_t> unapplied_indices;
+  std::vector<float> unapplied_values;
+  for (size_t j = 1; j < out.indices.size(); j += 2) {
+    unapplied_indices.push_back(out.indices[j]);
+    unapplied_values.push_back(out.values[j]);
+  }
+  ENTROGRAD_ASSERT_OK(
+      compressor->KeepUnapplied(unapplied_indices, unapplied_values));
+  std::vector<float> want = residual_after;
+  for (size_t j = 0; j < out.indices.size(); ++j) {
+    EXPECT_EQ(residual_after[out.indices[j]], 0.0f);
+    if (j % 2 == 1) want[out.indices[j]] = out.values[j];
+  }
+  EXPECT_EQ(0, std::memcmp(compressor->residual().data(), want.data(),
+                           want.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(compressor->velocity().data(), velocity_after.data(),
+                           velocity_after.size() * sizeof(float)));
+}
+
+TEST(LayerCompressorTest, KeepUnappliedRejectsBadEntriesAndChangesNothing) {
+  CompressionOptions options;
+  options.rho = 0.01;
+  options.dense_below = 0;
+  auto compressor = MakeCompressor(100, options);
+  std::mt19937 rng(3);
+  CompressedLayer out;
+  ENTROGRAD_ASSERT_OK(compressor->Compress(HeavyTailedGradient(100, rng), 0, &out));
+  const std::vector<float> before(compressor->residual().begin(),
+                                  compressor->residual().end());
+  const float huge = std::numeric_limits<float>::max();
+  struct Bad {
+    std::vector<uint32_t> indices;
+    std::vector<float> values;
+    const char* names;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {{1, 2}, {1.0f}, "2 indices but 1 values"},
+           {{5, 5}, {1.0f, 1.0f}, "not above the one before"},
+           {{3, 100}, {1.0f, 1.0f}, "not below numel"},
+           {{4}, {std::nanf("")}, "not finite"},
+           {{4, 7}, {1.0f, std::numeric_limits<float>::infinity()}, "not finite"},
+       }) {
+    EXPECT_THAT(compressor->KeepUnapplied(bad.indices, bad.values),
+                StatusIs(absl::StatusCode::kInvalidArgument, bad.names));
+  }
+  // A sum that overflows: put huge back twice at the same index.
+  ENTROGRAD_ASSERT_OK(compressor->KeepUnapplied({9}, {huge}));
+  EXPECT_THAT(compressor->KeepUnapplied({9}, {huge}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "not finite"));
+  std::vector<float> want = before;
+  want[9] = before[9] + huge;
+  EXPECT_EQ(0, std::memcmp(compressor->residual().data(), want.data(),
+                           want.size() * sizeof(float)));
+  // Pending accumulation, and a layer sent whole.
+  ENTROGRAD_ASSERT_OK(compressor->Accumulate(HeavyTailedGradient(100, rng)).status());
+  EXPECT_THAT(compressor->KeepUnapplied({1}, {1.0f}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "pending"));
+  options.dense_below = 1000;
+  auto whole = MakeCompressor(100, options);
+  EXPECT_THAT(whole->KeepUnapplied({1}, {1.0f}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "sent whole"));
+}
+
 }  // namespace
 }  // namespace entrograd

@@ -13,6 +13,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -91,6 +92,61 @@ TEST_F(DistributedOptimizerApplyTest,
   expected = PlainSgdReference(weight, dense, options.learning_rate);
   ENTROGRAD_ASSERT_OK(TrainSteps(*optimizer, parameters, 1, 2));
   EXPECT_TRUE(BitwiseEqual(weight.reshape({-1}), expected));
+}
+
+// Global top-k: the compressed layer asks for the factor, the layer sent
+// whole for the union; the entries the merged update leaves out go back
+// into the residual, and a dense merged update (every entry carried)
+// leaves nothing out.
+TEST_F(DistributedOptimizerApplyTest, GlobalTopKPutsBackWhatTheMergeLeftOut) {
+  NamedParameters parameters = MakeParameters(WeightAndBias());
+  RecordingClient client;
+  DistributedOptimizerOptions options = MomentumCorrectionOptions();
+  options.merged_keep_factor = 1.5;
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<DistributedOptimizer> optimizer,
+      DistributedOptimizer::Create(parameters, options, &client));
+  BackwardWith(parameters, GradientsAt(parameters, 0));
+  const std::optional<LayerContribution> weight = client.Sent({0, kWeight});
+  const std::optional<LayerContribution> bias = client.Sent({0, kBias});
+  ASSERT_TRUE(weight.has_value() && bias.has_value());
+  EXPECT_EQ(weight->merged_keep_factor, 1.5);
+  EXPECT_EQ(bias->merged_keep_factor, 0.0);
+  ASSERT_EQ(weight->indices.size(), 50u);
+  // The merge carries the even positions of what this rank sent, and one
+  // index it did not send.
+  DecodedPayload merged;
+  merged.numel = 5000;
+  for (size_t j = 0; j < weight->indices.size(); j += 2) {
+    merged.indices.push_back(weight->indices[j]);
+    merged.values.push_back(0.25f);
+  }
+  uint32_t other = 0;
+  while (std::count(weight->indices.begin(), weight->indices.end(), other)) {
+    ++other;
+  }
+  merged.indices.insert(
+      std::lower_bound(merged.indices.begin(), merged.indices.end(), other),
+      other);
+  merged.values.push_back(0.25f);
+  client.SetMerged({0, kWeight}, merged);
+  const Checkpoint before = StateOf(*optimizer, "global_top_k_before");
+  ENTROGRAD_ASSERT_OK(optimizer->Step());
+  const Checkpoint after = StateOf(*optimizer, "global_top_k_after");
+  torch::Tensor want = before.at("residual_0").clone();
+  for (size_t j = 1; j < weight->indices.size(); j += 2) {
+    want.data_ptr<float>()[weight->indices[j]] = weight->values[j];
+  }
+  EXPECT_TRUE(BitwiseEqual(after.at("residual_0"), want));
+
+  // Step 1: the merged update comes back dense; nothing goes back.
+  BackwardWith(parameters, GradientsAt(parameters, 1));
+  const Checkpoint sent = StateOf(*optimizer, "global_top_k_sent");
+  client.SetMerged({1, kWeight}, DenseMerged(5));
+  ENTROGRAD_ASSERT_OK(optimizer->Step());
+  EXPECT_TRUE(BitwiseEqual(StateOf(*optimizer, "global_top_k_dense")
+                               .at("residual_0"),
+                           sent.at("residual_0")));
 }
 
 // A parameter whose memory is not contiguous (a transposed view, or a conv

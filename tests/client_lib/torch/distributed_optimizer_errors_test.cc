@@ -61,6 +61,15 @@ TEST_F(DistributedOptimizerErrorsTest, CreateRefusesBadInputNamingIt) {
       {"negative weight decay",
        [](CreateInputs& in) { in.options.weight_decay = -0.5; },
        "weight_decay = -0.5"},
+      {"merged keep factor below 1",
+       [](CreateInputs& in) { in.options.merged_keep_factor = 0.5; },
+       "merged_keep_factor = 0.5"},
+      {"NaN merged keep factor",
+       [](CreateInputs& in) {
+         in.options.merged_keep_factor =
+             std::numeric_limits<double>::quiet_NaN();
+       },
+       "merged_keep_factor = nan"},
       {"compression option out of range",
        [](CreateInputs& in) { in.options.compression.rho = 0.0; },
        "CompressionOptions.rho"},

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 #include "client_lib/transport/client_test_util.h"
 #include "gtest/gtest.h"
@@ -290,6 +291,63 @@ TEST_F(DistributedOptimizerTest, CompressedAndWholeLayersKeepReplicasIdentical) 
   // The bias, sent whole, took synchronous momentum SGD.
   EXPECT_TRUE(torch::equal(replicas[0].parameters[1].second,
                            ReferenceMomentumSgd(initial, shapes, 1, kSteps)));
+}
+
+// Global top-k through a real shard: the merged update carries only the K
+// = largest k entries of largest magnitude (not the union of both ranks'),
+// and every entry a rank sent that was not applied is back in its
+// residual, so after the first step G equals the gradient bit for bit
+// wherever the parameters did not move.
+TEST_F(DistributedOptimizerTest, GlobalTopKKeepsWhatWasNotAppliedBitwise) {
+  Shards shards(1);
+  ASSERT_TRUE(shards.ok());
+  const std::vector<LayerShape>& shapes = MixedModel();
+  const NamedParameters initial = InitialParameters(shapes);
+  DistributedOptimizerOptions options = OptimizerOptions(KeepPolicy::kTopK);
+  options.merged_keep_factor = 1.0;
+  std::vector<Replica> replicas =
+      ConnectReplicas(shards, "global-top-k", initial, options);
+  ASSERT_EQ(replicas.size(), kWorld);
+  RunSteps(replicas, shapes, 0, 1);
+  ExpectReplicasIdentical(replicas);
+  const torch::Tensor applied =
+      (replicas[0].parameters[0].second != initial[0].second).reshape({-1});
+  // k = 0.05 * 5000 per rank; the union of two ranks' would be up to 500.
+  EXPECT_EQ(applied.sum().item<int64_t>(), 250);
+  const bool* is_applied = applied.data_ptr<bool>();
+  for (uint32_t rank = 0; rank < kWorld; ++rank) {
+    SCOPED_TRACE(absl::StrCat("rank ", rank));
+    const std::string path = TempPath(absl::StrCat("global_top_k_", rank));
+    ENTROGRAD_ASSERT_OK(replicas[rank].optimizer->SaveState(path));
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    torch::Tensor residual;
+    archive.read("residual_0", residual);
+    // From zero state A = V = u, so G is u where nothing was applied.
+    const torch::Tensor gradient =
+        Gradient(shapes[0], rank, 0, 0).reshape({-1}).contiguous();
+    const float* g = residual.data_ptr<float>();
+    const float* u = gradient.data_ptr<float>();
+    int64_t kept_back = 0;
+    int64_t applied_own = 0;
+    for (int64_t i = 0; i < gradient.numel(); ++i) {
+      if (!is_applied[i]) {
+        ASSERT_EQ(absl::bit_cast<uint32_t>(g[i]), absl::bit_cast<uint32_t>(u[i]))
+            << "element " << i << " was not applied and is not in G";
+      } else if (g[i] == 0.0f) {
+        ++applied_own;
+      } else {
+        ASSERT_EQ(g[i], u[i]) << "element " << i;
+      }
+    }
+    // Of the rank's 250, those applied are out of G; the rest went back.
+    kept_back = 250 - applied_own;
+    EXPECT_GT(applied_own, 0);
+    EXPECT_GT(kept_back, 0);
+  }
+  RunSteps(replicas, shapes, 1, 5);
+  ExpectReplicasIdentical(replicas);
+  EXPECT_TRUE(torch::isfinite(replicas[0].parameters[0].second).all().item<bool>());
 }
 
 // Runs `steps` steps uninterrupted, and again with every rank checkpointed

@@ -178,14 +178,45 @@ TEST(LayerPartitionTest, AssembledPartsScatterToTheWholeLayer) {
     EXPECT_EQ(whole->step, 3);
     EXPECT_EQ(whole->layer, 0u);
     EXPECT_EQ(whole->wire_bytes, 8 * static_cast<int64_t>(count));
-    // Dense once half the layer is carried, as the shard would send it.
-    EXPECT_EQ(whole->payload.dense, 2 * count >= 1000) << count;
+    // Sparse parts stay sparse, however much they carry: the optimizer
+    // reads a carried index as applied (global top-k), so the assembly
+    // carries exactly what the parts carried.
+    EXPECT_FALSE(whole->payload.dense) << count;
+    EXPECT_EQ(whole->payload.indices, sparse.indices) << count;
     std::vector<float> expected(1000, 0.0f);
     for (size_t j = 0; j < sparse.indices.size(); ++j) {
       expected[sparse.indices[j]] = sparse.values[j];
     }
     EXPECT_TRUE(BitwiseEqual(ToDense(whole->payload), expected)) << count;
   }
+}
+
+TEST(LayerPartitionTest, DensePartsAssembleDenseAndMixedPartsSparse) {
+  const std::vector<LayerSpecification> layers = {{"w", 1000}};
+  const LayerPartition partition = Cut(layers, 97);
+  LayerContribution contribution;
+  contribution.step = 3;
+  contribution.numel = 1000;
+  contribution.dense = true;
+  contribution.values.assign(1000, 0.5f);
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(std::vector<LayerContribution> pieces,
+                                 partition.Split(contribution));
+  std::vector<MergedLayerUpdate> merged = AsMerged(pieces);
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(MergedLayerUpdate whole,
+                                 partition.Assemble(0, 3, merged));
+  EXPECT_TRUE(whole.payload.dense);
+  // One part sparse (carrying its first element only): the rest, dense,
+  // is carried element by element.
+  merged[1].payload.dense = false;
+  merged[1].payload.indices = {0};
+  merged[1].payload.values = {0.25f};
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(whole, partition.Assemble(0, 3, merged));
+  EXPECT_FALSE(whole.payload.dense);
+  EXPECT_EQ(whole.payload.indices.size(), 1000 - merged[1].payload.numel + 1);
+  const std::vector<float> dense = ToDense(whole.payload);
+  EXPECT_EQ(dense[partition.parts(0)[1].begin], 0.25f);
+  EXPECT_EQ(dense[partition.parts(0)[1].begin + 1], 0.0f);
+  EXPECT_EQ(dense[999], 0.5f);
 }
 
 TEST(LayerPartitionTest, AssembleRefusesPartsOfAnotherRound) {

@@ -33,6 +33,7 @@ TEST(WorkerFlagsTest, DefaultsAreTheOptionsStructs) {
   EXPECT_EQ(config.min_keep_ratio, compression.min_keep_ratio);
   EXPECT_EQ(config.entropy_of, compression.entropy_of);
   EXPECT_EQ(config.share_hold_steps, compression.share_hold_steps);
+  EXPECT_EQ(config.merged_keep_factor, 0.0);  // the union, as specified
   EXPECT_EQ(config.intervals, compression.intervals);
   EXPECT_EQ(config.dense_below, compression.dense_below);
   EXPECT_EQ(config.dense_below, 1024);
@@ -122,6 +123,18 @@ TEST(WorkerFlagsTest, ShareHoldStepsUnderTopKIsNamed) {
   EXPECT_THAT(Parse({"--policy=topk", "--share_hold_steps=5"}),
               testing::StatusIs(absl::StatusCode::kInvalidArgument,
                                 "--policy=topk takes only 1"));
+}
+
+TEST(WorkerFlagsTest, MergedKeepFactorReachesTheConfig) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(const WorkerConfig config,
+                                 Parse({"--merged_keep_factor=1.5"}));
+  EXPECT_EQ(config.merged_keep_factor, 1.5);
+}
+
+TEST(WorkerFlagsTest, MergedKeepFactorBelowOneIsNamed) {
+  EXPECT_THAT(Parse({"--merged_keep_factor=0.5"}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "--merged_keep_factor: 0.5 is neither 0"));
 }
 
 TEST(WorkerFlagsTest, MinKeepRatioAboveOneIsNamed) {

@@ -31,6 +31,11 @@
 // CUDA kernels will take them where they live); updates are applied on the
 // parameter's device.
 //
+// Global top-k (options.merged_keep_factor > 0): the aggregator returns
+// only the merged entries of largest magnitude; the entries of this rank it
+// left out go back into the residual before the next step, so the
+// compressed gradient is still conserved.
+//
 // Errors: LibTorch's c10::Error is caught at every public entry and returned
 // as INTERNAL; client errors (ABORTED when a rank died, UNAVAILABLE,
 // DEADLINE_EXCEEDED) come back from Step() unchanged. After an error the
@@ -67,6 +72,15 @@ struct DistributedOptimizerOptions {
   double learning_rate = 0.1;
   // L2 weight decay added to each gradient before compression, >= 0.
   double weight_decay = 0.0;
+  // Global top-k (docs/ALGORITHM.md steps 6 and 7, variant; gTop-k): 0
+  // takes the whole union of the ranks' entries back (the method as
+  // specified). c in [1, 1e6] asks the aggregator for only the
+  // ceil(c * largest rank's k) merged entries of largest |value| of each
+  // compressed layer, so the downlink carries about c times what one rank
+  // sends instead of up to world size times; entries this rank sent that
+  // the merged update left out go back into its residual (nothing is lost).
+  // Layers sent whole always take the union.
+  double merged_keep_factor = 0.0;
   // The optimizer that steps on the merged gradient when momentum correction
   // is off (e.g. torch::optim::SGD or Adam over the same parameters). Not
   // owned; required then, ignored otherwise.
@@ -144,6 +158,12 @@ class DistributedOptimizer {
   // The autograd hook body for layer `index`.
   void OnGradient(size_t index, const torch::Tensor& gradient);
   absl::Status CompressAndSend(size_t index, const torch::Tensor& gradient);
+  // Sends layer `index`'s selection, keeping a copy of its entries under
+  // global top-k (merged_keep_factor > 0) for PutBackUnapplied.
+  absl::Status SendCompressed(size_t index, CompressedLayer&& compressed);
+  // Global top-k: puts the entries layer `index` sent that `merged` left
+  // out back into its residual (ALGORITHM.md step 7, variant).
+  absl::Status PutBackUnapplied(size_t index, const DecodedPayload& merged);
   absl::Status StepImpl();
 
   DistributedOptimizerOptions options_;
