@@ -70,9 +70,7 @@ absl::Status ValidateWorkerConfig(const WorkerConfig& config) {
                             " holds the entropy policy's share; --policy=",
                             KeepPolicyName(config.policy), " takes only 1"));
   }
-  if (!(config.merged_keep_factor == 0.0 ||
-        (config.merged_keep_factor >= 1.0 &&
-         config.merged_keep_factor <= 1e6))) {
+  if (!IsValidMergedKeepFactor(config.merged_keep_factor)) {
     return Bad("merged_keep_factor",
                absl::StrCat(config.merged_keep_factor,
                             " is neither 0 (the whole union) nor in [1, 1e6]"));

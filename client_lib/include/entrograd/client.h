@@ -106,6 +106,13 @@ struct LayerSpecification {
   uint64_t numel = 0;
 };
 
+// Whether `factor` is a merged_keep_factor the protocol accepts: 0 (the
+// whole union) or a finite number in [1, 1e6] (the shard's rule,
+// entrograd.v1.LayerUpdate.merged_keep_factor). False for NaN.
+inline bool IsValidMergedKeepFactor(double factor) {
+  return factor == 0.0 || (factor >= 1.0 && factor <= 1e6);
+}
+
 // What a worker sends for one layer of one step (from CompressedLayer).
 struct LayerContribution {
   int64_t step = 0;

@@ -200,9 +200,7 @@ DistributedOptimizer::Create(
     return absl::InvalidArgumentError(absl::StrCat(
         "weight_decay = ", options.weight_decay, "; expected >= 0"));
   }
-  if (!(options.merged_keep_factor == 0.0 ||
-        (options.merged_keep_factor >= 1.0 &&
-         options.merged_keep_factor <= 1e6))) {
+  if (!IsValidMergedKeepFactor(options.merged_keep_factor)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "merged_keep_factor = ", options.merged_keep_factor,
         "; expected 0 (the whole union) or a number in [1, 1e6]"));

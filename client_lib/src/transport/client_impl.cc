@@ -169,10 +169,9 @@ absl::Status ClientImpl::CheckContribution(
   }
   // The shard's rule (ValidateMergedKeepFactor), checked here so that the
   // error names the caller's contribution instead of failing the round.
-  const double factor = contribution.merged_keep_factor;
-  if (!(factor == 0.0 || (factor >= 1.0 && factor <= 1e6))) {
+  if (!IsValidMergedKeepFactor(contribution.merged_keep_factor)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "contribution.merged_keep_factor ", factor,
+        "contribution.merged_keep_factor ", contribution.merged_keep_factor,
         " is neither 0 (the whole union) nor in [1, 1e6]"));
   }
   const int64_t applied = state_->inbox.applied_step();
