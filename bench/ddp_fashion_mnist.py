@@ -350,7 +350,7 @@ def run_rank(rank, world_size, init_method, args):
     config = {k: getattr(args, k) for k in ("model", "compute_only", "batch_size", "epochs",
                                             "max_steps", "eval_every", "eval_samples",
                                             "seed", "lr",
-                                            "momentum")}
+                                            "momentum", "validation")}
     configs = [None] * W
     dist.all_gather_object(configs, config)
     for r, other in enumerate(configs):
@@ -358,6 +358,16 @@ def run_rank(rank, world_size, init_method, args):
             raise ValueError(f"rank {rank}: rank {r} runs {other}, this rank {config}")
 
     train_x, train_y = load_split(args.data_dir, "train")
+    # --validation N: the last N training images are held out, as
+    # entrograd-worker --validation does; the sampler then permutes the
+    # first n - N, so the data order stays the worker's.
+    if not 0 <= args.validation < train_x.shape[0]:
+        raise ValueError(f"--validation {args.validation} must be in "
+                         f"[0, {train_x.shape[0]}) (the training images)")
+    val_x, val_y = train_x[train_x.shape[0] - args.validation:], \
+        train_y[train_y.shape[0] - args.validation:]
+    train_x, train_y = train_x[:train_x.shape[0] - args.validation], \
+        train_y[:train_y.shape[0] - args.validation]
     n = train_x.shape[0]
     spe = steps_per_epoch(n, W, B)
     if spe == 0:
@@ -478,6 +488,9 @@ def run_rank(rank, world_size, init_method, args):
             evals.append({"step": step, "seconds": seconds, "train_seconds": seconds,
                           "test_accuracy": acc, "test_loss": test_loss})
         acc, test_loss = evals[-1]["test_accuracy"], evals[-1]["test_loss"]
+        validation_accuracy = None
+        if args.validation > 0:
+            validation_accuracy, _ = evaluate(model, val_x, val_y)
         rx = lo_after[0] - lo_before[0]
         tx = lo_after[1] - lo_before[1]
         result = {
@@ -498,6 +511,8 @@ def run_rank(rank, world_size, init_method, args):
             "data_order": "entrograd ShardSampler (exact port)",
             "test_accuracy": acc,
             "test_loss": test_loss,
+            "validation": args.validation,
+            "validation_accuracy": validation_accuracy,
             "seconds": seconds,
             "eval_seconds": eval_seconds,
             "train_seconds": seconds - eval_seconds,
@@ -598,6 +613,9 @@ def main():
     p.add_argument("--retain_freed_memory", action=argparse.BooleanOptionalAction, default=True,
                    help="glibc keeps what a step frees for the next step, as "
                         "entrograd-worker does by default")
+    p.add_argument("--validation", type=int, default=0,
+                   help="hold out the last N training images and report their "
+                        "accuracy as validation_accuracy (entrograd-worker --validation)")
     p.add_argument("--json_out", default=None)
     p.add_argument("--data_dir", default=DATA_DIR)
     p.add_argument("--log_every", type=int, default=50, help="0 = quiet")
