@@ -285,6 +285,14 @@ def setting_label(key):
     return label + f" (lr {lr:g}, warm-up {warmup})"
 
 
+def run_length(epochs, a):
+    """How long each run trained: --max_steps caps the epochs, so a capped
+    study must not be reported as if it ran them whole."""
+    if a.max_steps > 0:
+        return f"{a.max_steps} steps or {epochs} epoch(s), whichever ends first"
+    return f"{epochs} epoch(s)"
+
+
 def report(runs, a):
     dense_below = "1024 (the default)" if a.dense_below is None else a.dense_below
     lines = [f"{a.model}, {a.workers} workers, batch {a.batch_size} per worker. The "
@@ -295,7 +303,7 @@ def report(runs, a):
              + (f" Entropy runs add {' '.join(a.entropy_worker_args)}."
                 if a.entropy_worker_args else ""), ""]
     sweep_rows = [r for r in runs if r["phase"] == "sweep"]
-    lines += [f"### Sweep ({a.sweep_epochs} epoch(s); dense's rate chosen on the mean "
+    lines += [f"### Sweep ({run_length(a.sweep_epochs, a)}; dense's rate chosen on the mean "
               f"of its seeds, the others' at seed {a.seeds[0]}; chosen on "
               f"validation: the last {a.validation} training images; test accuracy "
               f"on the first {a.sweep_eval_samples or 10000} test images, not used)", "",
@@ -316,7 +324,7 @@ def report(runs, a):
     groups = {}
     for r in main_rows:
         groups.setdefault(setting_key(r), []).append(r)
-    lines += ["", f"### Main runs: seeds {','.join(map(str, a.seeds))}, {a.epochs} epoch(s), "
+    lines += ["", f"### Main runs: seeds {','.join(map(str, a.seeds))}, {run_length(a.epochs, a)}, "
               f"{a.workers} workers, batch {a.batch_size}, model {a.model}", "",
               "| setting | seeds | test acc (mean ± sd) | validation acc | wire MB (up+down) "
               "| less than dense f32 (up+down) | uplink alone | per seed (test) |",
@@ -400,7 +408,7 @@ def pareto_svg(groups, path, a):
            'font-family="sans-serif" font-size="12">',
            f'<rect width="{w}" height="{h}" fill="white"/>',
            f'<text x="{left}" y="18">Test accuracy against bytes on the wire: model '
-           f'{a.model}, {a.workers} workers, {a.epochs} epoch(s), seeds '
+           f'{a.model}, {a.workers} workers, {run_length(a.epochs, a)}, seeds '
            f'{",".join(map(str, a.seeds))} (bar: min-max over seeds)</text>']
     for e in range(x0, x1 + 1):
         x = fx(10 ** e)
