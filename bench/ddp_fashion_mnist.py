@@ -364,10 +364,9 @@ def run_rank(rank, world_size, init_method, args):
     if not 0 <= args.validation < train_x.shape[0]:
         raise ValueError(f"--validation {args.validation} must be in "
                          f"[0, {train_x.shape[0]}) (the training images)")
-    val_x, val_y = train_x[train_x.shape[0] - args.validation:], \
-        train_y[train_y.shape[0] - args.validation:]
-    train_x, train_y = train_x[:train_x.shape[0] - args.validation], \
-        train_y[:train_y.shape[0] - args.validation]
+    cut = train_x.shape[0] - args.validation
+    val_x, val_y = train_x[cut:], train_y[cut:]
+    train_x, train_y = train_x[:cut], train_y[:cut]
     n = train_x.shape[0]
     spe = steps_per_epoch(n, W, B)
     if spe == 0:
