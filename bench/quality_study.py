@@ -105,14 +105,17 @@ class Runner:
                 cmd.append(f"--rho={rho}")
             if threshold is not None:
                 cmd.append(f"--threshold={threshold}")
-            # --value_type and --dense_below are levers of the compressed
-            # policies: dense stays the float32 exchange the bytes and the
-            # accuracy are measured against.
+            # --value_type, --dense_below and --merged_keep_factor are
+            # levers of the compressed policies: dense stays the float32
+            # exchange the bytes and the accuracy are measured against.
+            # They go to the launcher, which records them in summary.json.
+            if policy != "dense":
+                if a.dense_below is not None:
+                    cmd.append(f"--dense_below={a.dense_below}")
+                cmd.append(f"--merged_keep_factor={a.merged_keep_factor:g}")
             worker_args = list(a.compressed_worker_args)
             if policy == "entropy":
                 worker_args += a.entropy_worker_args
-            if a.dense_below is not None:
-                worker_args.append(f"--dense_below={a.dense_below}")
             if worker_args and policy != "dense":
                 cmd.append(f"--extra_worker_args={' '.join(worker_args)}")
             os.makedirs(out, exist_ok=True)
@@ -297,7 +300,10 @@ def report(runs, a):
     dense_below = "1024 (the default)" if a.dense_below is None else a.dense_below
     lines = [f"{a.model}, {a.workers} workers, batch {a.batch_size} per worker. The "
              f"compressed policies send {a.value_type} values and layers under "
-             f"{dense_below} elements whole; dense sends float32."
+             f"{dense_below} elements whole"
+             + (f", with global top-k (merged keep factor {a.merged_keep_factor:g})"
+                if a.merged_keep_factor else "")
+             + "; dense sends float32."
              + (f" Compressed runs add {' '.join(a.compressed_worker_args)}."
                 if a.compressed_worker_args else "")
              + (f" Entropy runs add {' '.join(a.entropy_worker_args)}."
@@ -471,6 +477,9 @@ def parse_args(argv=None):
     p.add_argument("--dense_below", type=int, default=None,
                    help="layers below N elements go whole (compressed policies; "
                         "default: the worker's 1024)")
+    p.add_argument("--merged_keep_factor", type=float, default=0,
+                   help="global top-k for the compressed policies (launcher "
+                        "--merged_keep_factor; 0: the union)")
     p.add_argument("--compressed_worker_args", default="",
                    help="more entrograd-worker flags for the compressed policies, "
                         "space-separated; give it with '=' since its value starts "

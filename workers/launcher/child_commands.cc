@@ -4,11 +4,13 @@
 
 #include <cstdio>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
@@ -85,6 +87,9 @@ std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
       absl::StrCat("--eval_samples=", options.eval_samples),
       absl::StrCat("--validation=", options.validation),
       absl::StrCat("--warmup_steps=", options.warmup_steps),
+      absl::StrCat("--dense_below=", options.dense_below),
+      absl::StrCat("--merged_keep_factor=",
+                   DoubleFlag(options.merged_keep_factor)),
       absl::StrCat("--value_type=", options.value_type),
       absl::StrCat("--out=", WorkerOutDir(options, rank)),
       absl::StrCat("--checkpoint_interval=", options.checkpoint_interval),
@@ -96,6 +101,34 @@ std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
     args.emplace_back(extra);
   }
   return args;
+}
+
+absl::Status CheckExtraWorkerArgs(const LaunchOptions& options) {
+  LaunchOptions without_extra = options;
+  without_extra.extra_worker_args.clear();
+  // The names of what the launcher passes, from the one list that passes it.
+  std::vector<std::string> launcher_set;
+  for (const std::string& arg : WorkerArgs(without_extra, 0, {""}, "")) {
+    launcher_set.push_back(
+        std::string(absl::StripPrefix(arg.substr(0, arg.find('=')), "--")));
+  }
+  for (absl::string_view token :
+       absl::StrSplit(options.extra_worker_args, absl::ByAnyChar(" \t\n"),
+                      absl::SkipEmpty())) {
+    if (!absl::StartsWith(token, "-")) continue;  // a value, not a flag
+    absl::string_view name = token.substr(0, token.find('='));
+    name = absl::StripPrefix(absl::StripPrefix(name, "-"), "-");
+    for (const std::string& set : launcher_set) {
+      if (name == set || name == absl::StrCat("no", set)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--extra_worker_args must not set --", set,
+            ": the launcher passes it to every worker itself (entrograd-launch "
+            "--help lists its flags); got \"", options.extra_worker_args,
+            "\""));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::string WorkerOutDir(const LaunchOptions& options, int rank) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "workers/launcher/launch_options.h"
 
 namespace entrograd::launcher {
@@ -30,6 +31,12 @@ bool ParseAggregatorPortLine(const std::string& line, AggregatorPorts* ports);
 std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
                                     const std::vector<std::string>& shards,
                                     const std::string& job_id);
+
+// OK unless options.extra_worker_args sets a flag WorkerArgs already passes
+// (say --dense_below=0, or --nodense_below): the worker would take the later
+// value while summary.json recorded the launcher's. INVALID_ARGUMENT names
+// --extra_worker_args and the flag.
+absl::Status CheckExtraWorkerArgs(const LaunchOptions& options);
 
 // <out>/rank<r>: the worker's own output directory (checkpoints).
 std::string WorkerOutDir(const LaunchOptions& options, int rank);

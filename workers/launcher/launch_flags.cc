@@ -56,6 +56,13 @@ ABSL_FLAG(int64_t, validation, Defaults().validation,
           "evaluated with the test set (0: none)");
 ABSL_FLAG(int64_t, warmup_steps, Defaults().warmup_steps,
           "DGC warm-up steps of the compressed policies");
+ABSL_FLAG(int64_t, dense_below, Defaults().dense_below,
+          "layers with fewer elements are sent whole every step (0: every "
+          "layer compressed)");
+ABSL_FLAG(double, merged_keep_factor, Defaults().merged_keep_factor,
+          "global top-k: 0 takes the union of the ranks' entries back; c in "
+          "[1, 1e6] keeps only the ceil(c * largest k) merged entries of "
+          "largest magnitude per layer, the ranks keep the rest");
 ABSL_FLAG(std::string, value_type, Defaults().value_type,
           "value type the workers send: f32, f16 or bf16");
 ABSL_FLAG(std::string, link, Defaults().link,
@@ -118,6 +125,8 @@ absl::StatusOr<LaunchOptions> LaunchOptionsFromFlags(int argc, char** argv) {
   options.eval_samples = absl::GetFlag(FLAGS_eval_samples);
   options.validation = absl::GetFlag(FLAGS_validation);
   options.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
+  options.dense_below = absl::GetFlag(FLAGS_dense_below);
+  options.merged_keep_factor = absl::GetFlag(FLAGS_merged_keep_factor);
   options.value_type = absl::GetFlag(FLAGS_value_type);
   options.link = absl::GetFlag(FLAGS_link);
   options.timeout = absl::GetFlag(FLAGS_timeout);

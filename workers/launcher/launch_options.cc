@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "entrograd/client.h"
+#include "workers/launcher/child_commands.h"
 #include "workers/link_emulation/link_rate.h"
 
 // Paths of the binaries relative to the launcher's directory in the build
@@ -135,6 +137,14 @@ absl::Status ValidateLaunchOptions(const LaunchOptions& options) {
   if (options.warmup_steps < 0) {
     return Invalid("warmup_steps", ">= 0", absl::StrCat(options.warmup_steps));
   }
+  if (options.dense_below < 0) {
+    return Invalid("dense_below", ">= 0 (0: every layer compressed)",
+                   absl::StrCat(options.dense_below));
+  }
+  if (!IsValidMergedKeepFactor(options.merged_keep_factor)) {
+    return Invalid("merged_keep_factor", "0 (the union) or in [1, 1e6]",
+                   absl::StrCat(options.merged_keep_factor));
+  }
   if (options.value_type != "f32" && options.value_type != "f16" &&
       options.value_type != "bf16") {
     return Invalid("value_type", "one of f32, f16, bf16",
@@ -184,7 +194,7 @@ absl::Status ValidateLaunchOptions(const LaunchOptions& options) {
     return Invalid("kill_grace", "a duration >= 0",
                    absl::FormatDuration(options.kill_grace));
   }
-  return absl::OkStatus();
+  return CheckExtraWorkerArgs(options);
 }
 
 absl::Status ResolveBinaries(LaunchOptions& options) {

@@ -66,6 +66,13 @@ struct LaunchOptions {
   int64_t validation = 0;
   // DGC warm-up steps of the compressed policies (ALGORITHM.md 5.4).
   int64_t warmup_steps = CompressionOptions{}.warmup_steps;
+  // Layers with fewer elements are sent whole every step (ALGORITHM.md
+  // 5.4); 0 compresses every layer. >= 0.
+  int64_t dense_below = CompressionOptions{}.dense_below;
+  // Global top-k (ALGORITHM.md 6, variant): 0 takes the union of the ranks'
+  // entries back; c in [1, 1e6] keeps only the ceil(c * largest k) merged
+  // entries of largest magnitude, and each rank keeps what was left out.
+  double merged_keep_factor = 0.0;
   // What the workers send: "f32", "f16" or "bf16" (every type is accepted).
   std::string value_type = "f32";
   // Link emulation: empty runs everything on loopback. Otherwise a rate
@@ -84,8 +91,13 @@ struct LaunchOptions {
   std::string aggregator_bin;
   std::string worker_bin;
   // Passed to the aggregator: a round not complete this long after its
-  // first contribution is aborted for every rank.
-  absl::Duration round_timeout = absl::Seconds(60);
+  // first contribution is aborted for every rank. Longer than the
+  // aggregator's own 60 s: rank 0 evaluates at every epoch's end while the
+  // other ranks' next rounds wait for it, and on a machine shared by several
+  // runs one evaluation took over a minute (5 of 6 six-epoch runs aborted at
+  // 60 s, docs/BENCHMARKS.md "Six epochs at 1000x"). A rank that dies is
+  // seen at once by the launcher, whatever this is.
+  absl::Duration round_timeout = absl::Minutes(5);
   // Passed to workers: checkpoint every this many steps (0: never).
   int64_t checkpoint_interval = 0;
   // Fashion-MNIST IDX files (gzipped), passed to workers.

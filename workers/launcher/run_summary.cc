@@ -158,6 +158,8 @@ RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
   summary.eval_every = options.eval_every;
   summary.validation = options.validation;
   summary.warmup_steps = options.warmup_steps;
+  summary.dense_below = options.dense_below;
+  summary.merged_keep_factor = options.merged_keep_factor;
   summary.value_type = options.value_type;
   summary.extra_worker_args = options.extra_worker_args;
   summary.wall_seconds = wall_seconds;
@@ -235,6 +237,12 @@ std::string SummaryMarkdown(const RunSummary& summary) {
                        summary.momentum, summary.seed)},
       {"warm-up steps, value type",
        absl::StrCat(summary.warmup_steps, ", ", summary.value_type)},
+      {"dense below, merged keep factor",
+       absl::StrFormat("%d, %s", summary.dense_below,
+                       summary.merged_keep_factor > 0
+                           ? absl::StrFormat("%g (global top-k)",
+                                             summary.merged_keep_factor)
+                           : std::string("0 (union)"))},
       {"more worker flags", summary.extra_worker_args.empty()
                                 ? std::string("-")
                                 : summary.extra_worker_args},

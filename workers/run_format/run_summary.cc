@@ -68,6 +68,8 @@ std::string FormatRunSummaryJson(const RunSummary& summary) {
   json["eval_every"] = summary.eval_every;
   json["validation"] = summary.validation;
   json["warmup_steps"] = summary.warmup_steps;
+  json["dense_below"] = summary.dense_below;
+  json["merged_keep_factor"] = JsonDouble(summary.merged_keep_factor);
   json["value_type"] = summary.value_type;
   json["extra_worker_args"] = summary.extra_worker_args;
   json["parameters"] = summary.parameters;
@@ -134,6 +136,8 @@ absl::StatusOr<RunSummary> ParseRunSummaryJson(absl::string_view text) {
   summary.eval_every = reader.Integer("eval_every");
   summary.validation = reader.Integer("validation");
   summary.warmup_steps = reader.Integer("warmup_steps");
+  summary.dense_below = reader.Integer("dense_below");
+  summary.merged_keep_factor = reader.Double("merged_keep_factor");
   summary.value_type = reader.String("value_type");
   summary.extra_worker_args = reader.String("extra_worker_args");
   summary.parameters = reader.Integer("parameters");

@@ -71,6 +71,8 @@ struct RunSummary {
   int64_t eval_every = 0;
   int64_t validation = 0;  // held-out training images
   int64_t warmup_steps = 0;
+  int64_t dense_below = 0;
+  double merged_keep_factor = 0;  // 0: the union; else global top-k
   std::string value_type;
   // --extra_worker_args as given (policy variants such as --entropy_of or
   // --share_hold_steps live there); empty when none.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +37,11 @@ TEST(LaunchOptionsTest, ErrorsNameTheFlag) {
       {"--validation", [](LaunchOptions& o) { o.validation = 60000; }},
       {"--warmup_steps", [](LaunchOptions& o) { o.warmup_steps = -1; }},
       {"--value_type", [](LaunchOptions& o) { o.value_type = "fp8"; }},
+      {"--dense_below", [](LaunchOptions& o) { o.dense_below = -1; }},
+      {"--merged_keep_factor",
+       [](LaunchOptions& o) { o.merged_keep_factor = 0.5; }},
+      {"--merged_keep_factor",
+       [](LaunchOptions& o) { o.merged_keep_factor = std::nan(""); }},
       {"--policy", [](LaunchOptions& o) { o.policy = "random"; }},
       {"--rho", [](LaunchOptions& o) { o.rho = 0; }},
       {"--rho", [](LaunchOptions& o) { o.rho = 1.5; }},
@@ -85,6 +91,7 @@ TEST(LaunchOptionsTest, CompressionDefaultsAreTheLibrarys) {
   EXPECT_EQ(options.rho, library.rho);
   EXPECT_EQ(options.threshold, library.threshold);
   EXPECT_EQ(options.warmup_steps, library.warmup_steps);
+  EXPECT_EQ(options.dense_below, library.dense_below);
 }
 
 TEST(LaunchOptionsTest, RhoIsAFractionUnderEveryPolicy) {
@@ -174,10 +181,39 @@ TEST(ChildCommandsTest, WorkerGetsEveryFlag) {
                   "--batch_size=64", "--lr=0.1", "--momentum=0.9", "--seed=1",
                   "--model=cnn", "--eval_every=0",
                   "--eval_each_epoch=true", "--eval_samples=0",
-                  "--validation=0", "--warmup_steps=0", "--value_type=f32",
+                  "--validation=0", "--warmup_steps=0", "--dense_below=1024",
+                  "--merged_keep_factor=0", "--value_type=f32",
                   "--out=/tmp/run/rank1", "--checkpoint_interval=10",
                   "--data_dir=/usr/share/datasets/fashion-mnist",
                   "--log_level=debug", "--threads=1"));
+}
+
+// A flag the launcher already passes, set again through --extra_worker_args,
+// would reach the worker last and win while summary.json recorded the
+// launcher's value: refused, in every spelling, naming the flag.
+TEST(ChildCommandsTest, ExtraWorkerArgsMayNotOverrideTheLaunchersFlags) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--dense_below=0", "--dense_below"},
+      {"--share_hold_steps=3 --merged_keep_factor 1", "--merged_keep_factor"},
+      {"-rho=0.5", "--rho"},
+      {"--noeval_each_epoch", "--eval_each_epoch"},
+      {"--seed=2", "--seed"},
+      {"--rank=3", "--rank"},
+  };
+  for (const auto& [extra, flag] : cases) {
+    LaunchOptions options;
+    options.extra_worker_args = extra;
+    EXPECT_THAT(ValidateLaunchOptions(options),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         absl::StrCat("--extra_worker_args must not set ",
+                                      flag, ":")))
+        << extra;
+  }
+  // Worker flags the launcher does not set pass, values included.
+  LaunchOptions options;
+  options.extra_worker_args =
+      "--share_hold_steps 3 --min_keep_ratio=0.001 --entropy_of accumulated";
+  ENTROGRAD_EXPECT_OK(ValidateLaunchOptions(options));
 }
 
 TEST(ChildCommandsTest, JobIdsAreValidAndLocal) {

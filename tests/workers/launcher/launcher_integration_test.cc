@@ -66,8 +66,9 @@ TEST_F(LauncherIntegrationTest, TwoWorkersTwentyStepsSucceed) {
 }
 
 // Issue 11's protocol options reach the workers and the summary: a held-out
-// validation set evaluated with the test set, the warm-up, the value type
-// and a policy variant given through --extra_worker_args.
+// validation set evaluated with the test set, the warm-up, the value type,
+// dense_below, global top-k and a policy variant given through
+// --extra_worker_args.
 TEST_F(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
   TempDir dir;
   const std::string out = dir.File("run");
@@ -76,6 +77,7 @@ TEST_F(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
       StartLauncher({"--workers", "2", "--max_steps", "8", "--validation",
                      "5000", "--warmup_steps", "4", "--value_type", "bf16",
                      "--eval_every", "4", "--eval_samples", "1000",
+                     "--dense_below", "0", "--merged_keep_factor", "1",
                      "--extra_worker_args", "--share_hold_steps 3", "--out",
                      out}));
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(8)));
@@ -87,6 +89,10 @@ TEST_F(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
   EXPECT_EQ(summary.extra_worker_args, "--share_hold_steps 3") << text;
   EXPECT_EQ(summary.warmup_steps, 4) << text;
   EXPECT_EQ(summary.value_type, "bf16") << text;
+  EXPECT_EQ(summary.dense_below, 0) << text;
+  EXPECT_EQ(summary.merged_keep_factor, 1.0) << text;
+  EXPECT_THAT(ReadFileOrEmpty(out + "/summary.md"),
+              HasSubstr("| 0, 1 (global top-k) |"));
   EXPECT_EQ(summary.seed, 1) << text;
   EXPECT_EQ(summary.lr, 0.1) << text;
   ASSERT_TRUE(summary.validation_accuracy.has_value()) << text;

@@ -35,6 +35,8 @@ RunSummary AFullSummary() {
   s.eval_every = 20;
   s.validation = 5000;
   s.warmup_steps = 4;
+  s.dense_below = 0;
+  s.merged_keep_factor = 1.5;
   s.value_type = "bf16";
   s.extra_worker_args = "--share_hold_steps 20";
   s.epochs_completed = 2;
@@ -81,6 +83,7 @@ TEST(RunSummaryJsonTest, EveryFieldRoundTrips) {
   // Writing what was read gives the same file: no field is lost or changed.
   EXPECT_EQ(FormatRunSummaryJson(back), json);
   EXPECT_EQ(back.threshold, 0.005);
+  EXPECT_EQ(back.merged_keep_factor, 1.5);
   ASSERT_TRUE(back.link.has_value());
   EXPECT_EQ(back.link->total(), 12000);
   ASSERT_EQ(back.evals.size(), 2u);
