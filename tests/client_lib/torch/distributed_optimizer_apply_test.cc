@@ -96,8 +96,8 @@ TEST_F(DistributedOptimizerApplyTest,
 
 // Global top-k: the compressed layer asks for the factor, the layer sent
 // whole for the union; the entries the merged update leaves out go back
-// into the residual, and a dense merged update (every entry carried)
-// leaves nothing out.
+// into the residual (their velocity stays masked), and a dense merged
+// update (every entry carried) leaves nothing out.
 TEST_F(DistributedOptimizerApplyTest, GlobalTopKPutsBackWhatTheMergeLeftOut) {
   NamedParameters parameters = MakeParameters(WeightAndBias());
   RecordingClient client;
@@ -106,7 +106,8 @@ TEST_F(DistributedOptimizerApplyTest, GlobalTopKPutsBackWhatTheMergeLeftOut) {
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<DistributedOptimizer> optimizer,
       DistributedOptimizer::Create(parameters, options, &client));
-  BackwardWith(parameters, GradientsAt(parameters, 0));
+  const std::vector<torch::Tensor> gradients = GradientsAt(parameters, 0);
+  BackwardWith(parameters, gradients);
   const std::optional<LayerContribution> weight = client.Sent({0, kWeight});
   const std::optional<LayerContribution> bias = client.Sent({0, kBias});
   ASSERT_TRUE(weight.has_value() && bias.has_value());
@@ -138,6 +139,15 @@ TEST_F(DistributedOptimizerApplyTest, GlobalTopKPutsBackWhatTheMergeLeftOut) {
     want.data_ptr<float>()[weight->indices[j]] = weight->values[j];
   }
   EXPECT_TRUE(BitwiseEqual(after.at("residual_0"), want));
+  // The velocity stays masked at every entry sent, applied or put back
+  // (ALGORITHM.md 7: unmasking the put-back ones measured worse).
+  torch::Tensor masked_velocity = before.at("velocity_0").clone();
+  const torch::Tensor gradient = gradients[kWeight].contiguous().reshape({-1});
+  for (uint32_t index : weight->indices) {
+    ASSERT_EQ(masked_velocity.data_ptr<float>()[index], 0.0f);
+    ASSERT_NE(gradient.data_ptr<float>()[index], 0.0f);
+  }
+  EXPECT_TRUE(BitwiseEqual(after.at("velocity_0"), masked_velocity));
 
   // Step 1: the merged update comes back dense; nothing goes back.
   BackwardWith(parameters, GradientsAt(parameters, 1));
