@@ -93,6 +93,8 @@ std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
       absl::StrCat("--value_type=", options.value_type),
       absl::StrCat("--out=", WorkerOutDir(options, rank)),
       absl::StrCat("--checkpoint_interval=", options.checkpoint_interval),
+      absl::StrCat("--merge_timeout=",
+                   absl::FormatDuration(WorkerMergeTimeout(options))),
       absl::StrCat("--data_dir=", options.data_dir),
   };
   for (absl::string_view extra :
@@ -101,6 +103,10 @@ std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
     args.emplace_back(extra);
   }
   return args;
+}
+
+absl::Duration WorkerMergeTimeout(const LaunchOptions& options) {
+  return options.round_timeout + absl::Minutes(1);
 }
 
 absl::Status CheckExtraWorkerArgs(const LaunchOptions& options) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "workers/launcher/launch_options.h"
 
 namespace entrograd::launcher {
@@ -31,6 +32,9 @@ bool ParseAggregatorPortLine(const std::string& line, AggregatorPorts* ports);
 std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
                                     const std::vector<std::string>& shards,
                                     const std::string& job_id);
+
+// The workers' --merge_timeout: options.round_timeout plus one minute.
+absl::Duration WorkerMergeTimeout(const LaunchOptions& options);
 
 // OK unless options.extra_worker_args sets a flag WorkerArgs already passes
 // (say --dense_below=0, or --nodense_below): the worker would take the later

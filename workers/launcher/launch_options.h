@@ -91,12 +91,14 @@ struct LaunchOptions {
   std::string aggregator_bin;
   std::string worker_bin;
   // Passed to the aggregator: a round not complete this long after its
-  // first contribution is aborted for every rank. Longer than the
-  // aggregator's own 60 s: rank 0 evaluates at every epoch's end while the
-  // other ranks' next rounds wait for it, and on a machine shared by several
-  // runs one evaluation took over a minute (5 of 6 six-epoch runs aborted at
-  // 60 s, docs/BENCHMARKS.md "Six epochs at 1000x"). A rank that dies is
-  // seen at once by the launcher, whatever this is.
+  // first contribution is aborted for every rank. The workers wait for a
+  // merged layer a minute longer (WorkerMergeTimeout), so that the
+  // aggregator's abort, which names the missing ranks, comes first. Longer
+  // than the aggregator's own 60 s: rank 0 evaluates at every epoch's end
+  // while the other ranks' next rounds wait for it, and on a machine shared
+  // by several runs one evaluation took over a minute (5 of 6 six-epoch runs
+  // aborted at 60 s, docs/BENCHMARKS.md "Six epochs at 1000x"). A rank that
+  // dies is seen at once by the launcher, whatever this is.
   absl::Duration round_timeout = absl::Minutes(5);
   // Passed to workers: checkpoint every this many steps (0: never).
   int64_t checkpoint_interval = 0;

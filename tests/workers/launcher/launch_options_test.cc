@@ -184,6 +184,7 @@ TEST(ChildCommandsTest, WorkerGetsEveryFlag) {
                   "--validation=0", "--warmup_steps=0", "--dense_below=1024",
                   "--merged_keep_factor=0", "--value_type=f32",
                   "--out=/tmp/run/rank1", "--checkpoint_interval=10",
+                  "--merge_timeout=6m",
                   "--data_dir=/usr/share/datasets/fashion-mnist",
                   "--log_level=debug", "--threads=1"));
 }
@@ -214,6 +215,17 @@ TEST(ChildCommandsTest, ExtraWorkerArgsMayNotOverrideTheLaunchersFlags) {
   options.extra_worker_args =
       "--share_hold_steps 3 --min_keep_ratio=0.001 --entropy_of accumulated";
   ENTROGRAD_EXPECT_OK(ValidateLaunchOptions(options));
+}
+
+// The workers wait for a merged layer longer than the aggregator waits for
+// a round, so a missing rank is reported by the aggregator's abort (which
+// names it), never by a worker's bare timeout.
+TEST(ChildCommandsTest, WorkersWaitLongerThanTheRoundTimeout) {
+  LaunchOptions options;
+  options.round_timeout = absl::Seconds(3);
+  EXPECT_THAT(WorkerArgs(options, 0, {"127.0.0.1:5000"}, "job"),
+              Contains("--merge_timeout=1m3s"));
+  EXPECT_THAT(AggregatorArgs(options), Contains("--round_timeout=3s"));
 }
 
 TEST(ChildCommandsTest, JobIdsAreValidAndLocal) {
