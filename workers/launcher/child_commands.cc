@@ -30,6 +30,13 @@ std::string DoubleFlag(double value) {
   return buffer;
 }
 
+// options.extra_worker_args split on whitespace: what WorkerArgs appends
+// and CheckExtraWorkerArgs checks.
+std::vector<absl::string_view> ExtraWorkerArgs(const LaunchOptions& options) {
+  return absl::StrSplit(options.extra_worker_args, absl::ByAnyChar(" \t\n"),
+                        absl::SkipEmpty());
+}
+
 }  // namespace
 
 std::vector<std::string> AggregatorArgs(const LaunchOptions& options,
@@ -97,9 +104,7 @@ std::vector<std::string> WorkerArgs(const LaunchOptions& options, int rank,
                    absl::FormatDuration(WorkerMergeTimeout(options))),
       absl::StrCat("--data_dir=", options.data_dir),
   };
-  for (absl::string_view extra :
-       absl::StrSplit(options.extra_worker_args, absl::ByAnyChar(" \t\n"),
-                      absl::SkipEmpty())) {
+  for (absl::string_view extra : ExtraWorkerArgs(options)) {
     args.emplace_back(extra);
   }
   return args;
@@ -118,9 +123,7 @@ absl::Status CheckExtraWorkerArgs(const LaunchOptions& options) {
     launcher_set.push_back(
         std::string(absl::StripPrefix(arg.substr(0, arg.find('=')), "--")));
   }
-  for (absl::string_view token :
-       absl::StrSplit(options.extra_worker_args, absl::ByAnyChar(" \t\n"),
-                      absl::SkipEmpty())) {
+  for (absl::string_view token : ExtraWorkerArgs(options)) {
     if (!absl::StartsWith(token, "-")) continue;  // a value, not a flag
     absl::string_view name = token.substr(0, token.find('='));
     name = absl::StripPrefix(absl::StripPrefix(name, "-"), "-");
