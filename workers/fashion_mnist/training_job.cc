@@ -367,6 +367,10 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   done.train_seconds = Seconds(loop_start) - eval_seconds;
   done.bytes = WireBytesOf(traffic);
   done.reconnects = traffic.reconnects;
+  for (const LayerTotals& totals : (*optimizer)->layer_totals()) {
+    done.layer_shares.push_back({totals.name, totals.numel,
+                                 totals.sent_share(), totals.merged_share()});
+  }
   run_format::EmitWorkerEvent(done);
   return absl::OkStatus();
 } catch (const c10::Error& error) {

@@ -19,6 +19,7 @@ namespace entrograd::launcher {
 using run_format::CompressionRatio;
 using run_format::DoneEvent;
 using run_format::EvalEvent;
+using run_format::LayerShare;
 using run_format::PhaseStats;
 using run_format::RunSummary;
 using run_format::StartEvent;
@@ -126,6 +127,35 @@ std::string PhaseCell(const PhaseStats& stats) {
                       FormatSeconds(stats.p90));
 }
 
+// Rank 0's layers, each with the share sent averaged over the ranks that
+// report the same layer there (every rank, unless one died first); the
+// share applied is the same on every rank.
+std::vector<LayerShare> LayerSharesOverRanks(const RunRecord& record) {
+  const std::optional<DoneEvent>& lead = record.done(0);
+  if (!lead.has_value()) return {};
+  std::vector<LayerShare> shares = lead->layer_shares;
+  for (size_t i = 0; i < shares.size(); ++i) {
+    double sent_sum = 0;
+    int ranks = 0;
+    for (int rank = 0; rank < record.world_size(); ++rank) {
+      const std::optional<DoneEvent>& done = record.done(rank);
+      if (!done.has_value() || done->layer_shares.size() != shares.size() ||
+          done->layer_shares[i].name != shares[i].name) {
+        continue;
+      }
+      sent_sum += done->layer_shares[i].sent_share;
+      ++ranks;
+    }
+    shares[i].sent_share = sent_sum / ranks;  // rank 0 counts: ranks >= 1
+  }
+  return shares;
+}
+
+// A share as a percentage with three significant digits: 0.102%, 100%.
+std::string ShareCell(double share) {
+  return absl::StrFormat("%.3g%%", share * 100);
+}
+
 }  // namespace
 
 StepBreakdown SummarizeStepTimes(const std::vector<StepTimes>& times) {
@@ -203,6 +233,7 @@ RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
     if (done->params_hash != summary.params_hash) identical = false;
   }
   summary.replicas_identical = identical;
+  summary.layer_shares = LayerSharesOverRanks(record);
   // The workers' own clocks exclude start-up (data loading, joining); fall
   // back to the launcher's when they did not say.
   summary.seconds = slowest >= 0 ? slowest : wall_seconds;
@@ -298,6 +329,17 @@ std::string SummaryMarkdown(const RunSummary& summary) {
       cell.replace(at, 1, "\\|");
     }
     absl::StrAppend(&md, "| ", name, " | ", cell, " |\n");
+  }
+  if (!summary.layer_shares.empty()) {
+    md +=
+        "\nEach layer's share of entries sent (mean over steps and ranks) "
+        "and applied (the merged updates, mean over steps):\n\n"
+        "| layer | elements | sent | applied |\n| --- | ---: | ---: | ---: |\n";
+    for (const LayerShare& share : summary.layer_shares) {
+      absl::StrAppend(&md, "| `", share.name, "` | ", FormatCount(share.numel),
+                      " | ", ShareCell(share.sent_share), " | ",
+                      ShareCell(share.merged_share), " |\n");
+    }
   }
   return md;
 }

@@ -108,6 +108,7 @@ std::string FormatRunSummaryJson(const RunSummary& summary) {
   for (const EvalEvent& eval : summary.evals) {
     json["evals"].push_back(EvalJson(eval));
   }
+  json["layer_shares"] = LayerSharesJson(summary.layer_shares);
   return DumpJson(json, /*indent=*/2) + "\n";
 }
 
@@ -188,6 +189,10 @@ absl::StatusOr<RunSummary> ParseRunSummaryJson(absl::string_view text) {
     summary.evals.push_back(ReadEval(eval_reader));
     if (!eval_reader.status().ok()) return eval_reader.status();
   }
+  absl::StatusOr<std::vector<LayerShare>> shares =
+      ReadLayerShares(json, "summary.json");
+  if (!shares.ok()) return shares.status();
+  summary.layer_shares = std::move(*shares);
   return summary;
 }
 

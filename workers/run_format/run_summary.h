@@ -10,6 +10,9 @@
 // "<phase>_seconds_median" and "<phase>_seconds_p90" for the phases
 // forward_backward, compress, wait, apply and step. "link" is the rate
 // string or null; the link_* byte counts are there only under --link.
+// "layer_shares" is an array of {"name", "numel", "sent_share",
+// "merged_share"}, one per layer: the share sent averaged over steps and
+// ranks, the share applied (the same on every rank) from rank 0.
 // "evals" is an array of {"step", "seconds", "train_seconds",
 // "test_accuracy", "test_loss", "validation_accuracy", "validation_loss"}.
 //
@@ -103,6 +106,9 @@ struct RunSummary {
   StepBreakdown breakdown;
   std::optional<LinkTraffic> link;  // only under --link
   std::vector<EvalEvent> evals;     // rank 0's periodic evaluations
+  // Every layer's share sent (mean over ranks) and applied (rank 0's);
+  // empty when the workers did not say.
+  std::vector<LayerShare> layer_shares;
 };
 
 // summary.json's text, ending in a newline.

@@ -3,6 +3,7 @@
 #include <iterator>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "workers/run_format/json_double.h"
@@ -84,6 +85,7 @@ void AddMembers(const DoneEvent& done, Json& json) {
     }
   }
   json["reconnects"] = done.reconnects;
+  json["layer_shares"] = LayerSharesJson(done.layer_shares);
 }
 
 void AddMembers(const ErrorEvent& error, Json& json) {
@@ -210,6 +212,51 @@ ErrorEvent ReadError(JsonFieldReader& reader) {
 
 }  // namespace
 
+Json LayerSharesJson(const std::vector<LayerShare>& shares) {
+  Json array = Json::array();
+  for (const LayerShare& share : shares) {
+    Json entry = Json::object();
+    entry["name"] = share.name;
+    entry["numel"] = share.numel;
+    entry["sent_share"] = JsonDouble(share.sent_share);
+    entry["merged_share"] = JsonDouble(share.merged_share);
+    array.push_back(std::move(entry));
+  }
+  return array;
+}
+
+absl::StatusOr<std::vector<LayerShare>> ReadLayerShares(
+    const Json& object, absl::string_view context) {
+  std::vector<LayerShare> shares;
+  const auto member = object.find("layer_shares");
+  if (member == object.end() || member->is_null()) return shares;
+  if (!member->is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(context, ": \"layer_shares\" is not an array"));
+  }
+  for (size_t i = 0; i < member->size(); ++i) {
+    const Json& entry = (*member)[i];
+    const std::string where = absl::StrCat(context, " layer_shares[", i, "]");
+    if (!entry.is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, " is not an object"));
+    }
+    JsonFieldReader reader(entry, where);
+    LayerShare share;
+    share.name = reader.String("name");
+    share.numel = reader.Integer("numel");
+    share.sent_share = reader.Double("sent_share");
+    share.merged_share = reader.Double("merged_share");
+    reader.Require(share.numel >= 1, "numel", ">= 1");
+    reader.Require(share.sent_share >= 0 && share.sent_share <= 1, "sent_share",
+                   "in [0, 1]");
+    reader.Require(share.merged_share >= 0 && share.merged_share <= 1,
+                   "merged_share", "in [0, 1]");
+    if (!reader.status().ok()) return reader.status();
+    shares.push_back(std::move(share));
+  }
+  return shares;
+}
+
 double CompressionRatio(const WireBytes& bytes) {
   if (bytes.wire() <= 0) return 0;
   return static_cast<double>(bytes.dense_equivalent) /
@@ -254,7 +301,14 @@ absl::StatusOr<WorkerEvent> ParseWorkerEvent(absl::string_view line) {
   } else if (name == "epoch") {
     event = ReadEpoch(reader);
   } else if (name == "done") {
-    event = ReadDone(reader);
+    DoneEvent done = ReadDone(reader);
+    if (reader.status().ok()) {
+      absl::StatusOr<std::vector<LayerShare>> shares =
+          ReadLayerShares(json, absl::StrCat("\"", name, "\" event"));
+      if (!shares.ok()) return shares.status();
+      done.layer_shares = std::move(*shares);
+    }
+    event = std::move(done);
   } else if (name == "error") {
     event = ReadError(reader);
   } else {

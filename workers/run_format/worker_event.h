@@ -18,7 +18,8 @@
 //    "test_loss":l}
 //   {"event":"done","rank":r,"steps":s,"test_accuracy":a,"test_loss":l,
 //    "params_hash":"...","seconds":t,"train_seconds":u,
-//    + the three byte keys and "reconnects"}
+//    + the three byte keys, "reconnects" and "layer_shares":
+//    [{"name":"...","numel":n,"sent_share":x,"merged_share":y}, ...]}
 //   {"event":"error","rank":r,"code":"ABORTED","message":"..."}
 //
 // Members are written in this order, on one line. An absent optional value
@@ -43,6 +44,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -126,6 +128,15 @@ struct EpochEvent {
   std::optional<double> test_loss;
 };
 
+// One layer over a run: the share of its entries a rank sent and the share
+// the merged updates applied, averaged over steps (each in [0, 1]).
+struct LayerShare {
+  std::string name;
+  int64_t numel = 0;  // >= 1
+  double sent_share = 0;
+  double merged_share = 0;
+};
+
 struct DoneEvent {
   int rank = -1;
   int64_t steps = 0;
@@ -137,6 +148,8 @@ struct DoneEvent {
   std::optional<double> train_seconds;  // the loop without evaluations
   std::optional<WireBytes> bytes;  // absent unless the three keys are there
   int64_t reconnects = 0;
+  // Every layer, in the parameters' order; empty when absent.
+  std::vector<LayerShare> layer_shares;
 };
 
 struct ErrorEvent {
@@ -154,6 +167,16 @@ std::string FormatWorkerEvent(const WorkerEvent& event);
 // Adds an eval event's members after "event" and "rank" ("step" ...
 // "validation_loss") to `json`: summary.json's "evals" entries are these.
 void AddEvalMembers(const EvalEvent& eval, Json& json);
+
+// `shares` as the JSON array of the done event's (and summary.json's)
+// "layer_shares".
+Json LayerSharesJson(const std::vector<LayerShare>& shares);
+// Reads such an array from `object`'s member "layer_shares" (absent or null:
+// empty). INVALID_ARGUMENT starting with `context`, naming the entry and the
+// member, when it is not an array of such objects, or a numel < 1 or a share
+// outside [0, 1].
+absl::StatusOr<std::vector<LayerShare>> ReadLayerShares(
+    const Json& object, absl::string_view context);
 
 // Writes FormatWorkerEvent(event) and a newline to `out` and flushes: the
 // launcher reads the lines as they come.

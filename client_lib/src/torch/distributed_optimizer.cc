@@ -142,6 +142,10 @@ struct DistributedOptimizer::Layer {
   // Set by the hook once this step's gradient was handled.
   std::atomic<bool> handled{false};
   std::atomic<int64_t> compress_nanos{0};
+  // This step's entries sent (by the hook's thread); folded into totals by
+  // Step().
+  std::atomic<int64_t> sent_this_step{0};
+  LayerTotals totals;
   EntropyStats pending_entropy;  // entropy_budget: Accumulate's result
   // Global top-k: this step's sent entries (ascending), until the merged
   // update shows which of them were applied.
@@ -156,6 +160,21 @@ std::vector<LayerSpecification> LayerTableOf(
     table.push_back({name, static_cast<uint64_t>(tensor.numel())});
   }
   return table;
+}
+
+namespace {
+double ShareOf(int64_t entries, int64_t steps, int64_t numel) {
+  if (steps <= 0 || numel <= 0) return 0.0;
+  return static_cast<double>(entries) /
+         (static_cast<double>(steps) * static_cast<double>(numel));
+}
+}  // namespace
+
+double LayerTotals::sent_share() const {
+  return ShareOf(sent_entries, steps, numel);
+}
+double LayerTotals::merged_share() const {
+  return ShareOf(merged_entries, steps, numel);
 }
 
 uint64_t HashOfParameters(const std::vector<torch::Tensor>& parameters) {
@@ -231,6 +250,8 @@ DistributedOptimizer::Create(
     layer->name = name;
     layer->parameter = tensor;
     layer->numel = tensor.numel();
+    layer->totals.name = name;
+    layer->totals.numel = layer->numel;
     absl::StatusOr<std::unique_ptr<LayerCompressor>> compressor =
         LayerCompressor::Create(layer->numel, options.compression);
     if (!compressor.ok()) {
@@ -323,6 +344,9 @@ absl::Status DistributedOptimizer::SendCompressed(size_t index,
   Layer& layer = *layers_[index];
   LayerContribution contribution =
       ContributionOf(std::move(compressed), static_cast<uint32_t>(index));
+  layer.sent_this_step.store(contribution.dense
+                                 ? layer.numel
+                                 : static_cast<int64_t>(contribution.indices.size()));
   layer.sent_indices.clear();
   layer.sent_values.clear();
   if (options_.merged_keep_factor > 0.0 && !layer.compressor->sent_whole() &&
@@ -441,6 +465,8 @@ absl::Status DistributedOptimizer::StepImpl() {
     }
     const auto apply_start = std::chrono::steady_clock::now();
     const DecodedPayload& payload = merged->payload;
+    layer.totals.merged_entries +=
+        payload.dense ? layer.numel : static_cast<int64_t>(payload.indices.size());
     if (absl::Status status = PutBackUnapplied(index, payload); !status.ok()) {
       return status;
     }
@@ -488,6 +514,8 @@ absl::Status DistributedOptimizer::StepImpl() {
   if (!plain_sgd) options_.inner_optimizer->step();
   for (auto& layer : layers_) {
     timing.compress_seconds += layer->compress_nanos.exchange(0) * 1e-9;
+    layer->totals.sent_entries += layer->sent_this_step.exchange(0);
+    ++layer->totals.steps;
     layer->handled.store(false);
   }
   client_->MarkApplied(step_);
@@ -495,6 +523,13 @@ absl::Status DistributedOptimizer::StepImpl() {
   ++step_;
   last_timing_ = timing;
   return absl::OkStatus();
+}
+
+std::vector<LayerTotals> DistributedOptimizer::layer_totals() const {
+  std::vector<LayerTotals> totals;
+  totals.reserve(layers_.size());
+  for (const auto& layer : layers_) totals.push_back(layer->totals);
+  return totals;
 }
 
 absl::Status DistributedOptimizer::SaveState(const std::string& path) const try {

@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -291,6 +292,27 @@ TEST_F(DistributedOptimizerTest, CompressedAndWholeLayersKeepReplicasIdentical) 
   // The bias, sent whole, took synchronous momentum SGD.
   EXPECT_TRUE(torch::equal(replicas[0].parameters[1].second,
                            ReferenceMomentumSgd(initial, shapes, 1, kSteps)));
+  // Per-layer totals: each rank sent its own share of the weight, the union
+  // came back to both (at least what either sent, at most both together),
+  // and the bias went whole both ways.
+  const std::vector<LayerTotals> first = replicas[0].optimizer->layer_totals();
+  const std::vector<LayerTotals> second = replicas[1].optimizer->layer_totals();
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(first[0].name, "fc.weight");
+  EXPECT_EQ(first[0].numel, 5000);
+  EXPECT_EQ(first[0].steps, kSteps);
+  EXPECT_GT(first[0].sent_entries, 0);
+  EXPECT_LT(first[0].sent_entries, kSteps * 5000);
+  EXPECT_EQ(first[0].merged_entries, second[0].merged_entries);
+  EXPECT_GE(first[0].merged_entries,
+            std::max(first[0].sent_entries, second[0].sent_entries));
+  EXPECT_LE(first[0].merged_entries,
+            first[0].sent_entries + second[0].sent_entries);
+  EXPECT_EQ(first[1].sent_entries, kSteps * 20);
+  EXPECT_EQ(first[1].merged_entries, kSteps * 20);
+  EXPECT_DOUBLE_EQ(first[1].sent_share(), 1.0);
+  EXPECT_DOUBLE_EQ(first[1].merged_share(), 1.0);
 }
 
 // Global top-k through a real shard: the merged update carries only the K
@@ -314,6 +336,16 @@ TEST_F(DistributedOptimizerTest, GlobalTopKKeepsWhatWasNotAppliedBitwise) {
       (replicas[0].parameters[0].second != initial[0].second).reshape({-1});
   // k = 0.05 * 5000 per rank; the union of two ranks' would be up to 500.
   EXPECT_EQ(applied.sum().item<int64_t>(), 250);
+  // The totals count what was applied, not the union: 250 of 5000.
+  for (uint32_t rank = 0; rank < kWorld; ++rank) {
+    const std::vector<LayerTotals> totals = replicas[rank].optimizer->layer_totals();
+    ASSERT_EQ(totals.size(), 2u);
+    EXPECT_EQ(totals[0].steps, 1);
+    EXPECT_EQ(totals[0].sent_entries, 250);
+    EXPECT_EQ(totals[0].merged_entries, 250);
+    EXPECT_DOUBLE_EQ(totals[0].sent_share(), 0.05);
+    EXPECT_DOUBLE_EQ(totals[0].merged_share(), 0.05);
+  }
   const bool* is_applied = applied.data_ptr<bool>();
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
     SCOPED_TRACE(absl::StrCat("rank ", rank));

@@ -22,6 +22,7 @@ using run_format::StartEvent;
 using run_format::StepEvent;
 using run_format::WireBytes;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 StepEvent Step(int rank, int64_t epoch, int64_t step, double loss, int64_t up,
                int64_t down, int64_t dense) {
@@ -221,6 +222,32 @@ TEST(RunSummaryTest, MarkdownIsATableWithAHeader) {
     ++rows;
   }
   EXPECT_GE(rows, 15u);
+}
+
+TEST(RunSummaryTest, LayerSharesAverageTheSentShareOverRanks) {
+  RunRecord record = TwoRankRecord();
+  // Replace each rank's done event with one carrying its layer shares.
+  RunRecord with_shares(2);
+  for (int rank = 0; rank < 2; ++rank) {
+    DoneEvent done = *record.done(rank);
+    done.layer_shares = {{"fc.weight", 5000, rank == 0 ? 0.001 : 0.003, 0.0035},
+                         {"fc.bias", 20, 1.0, 1.0}};
+    with_shares.Add(rank, done);
+  }
+  const RunSummary summary = SummarizeRun(Options(), "j", with_shares, 1);
+  ASSERT_EQ(summary.layer_shares.size(), 2u);
+  EXPECT_EQ(summary.layer_shares[0].name, "fc.weight");
+  EXPECT_EQ(summary.layer_shares[0].numel, 5000);
+  EXPECT_DOUBLE_EQ(summary.layer_shares[0].sent_share, 0.002);
+  EXPECT_DOUBLE_EQ(summary.layer_shares[0].merged_share, 0.0035);
+  EXPECT_DOUBLE_EQ(summary.layer_shares[1].sent_share, 1.0);
+  const std::string md = SummaryMarkdown(summary);
+  EXPECT_THAT(md, HasSubstr("| layer | elements | sent | applied |\n"));
+  EXPECT_THAT(md, HasSubstr("| `fc.weight` | 5,000 | 0.2% | 0.35% |\n"));
+  EXPECT_THAT(md, HasSubstr("| `fc.bias` | 20 | 100% | 100% |\n"));
+  // Without them (TwoRankRecord's workers did not say) there is no table.
+  EXPECT_THAT(SummaryMarkdown(SummarizeRun(Options(), "j", record, 1)),
+              Not(HasSubstr("| layer |")));
 }
 
 TEST(RunSummaryTest, WritesTheThreeFiles) {

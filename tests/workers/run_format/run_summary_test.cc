@@ -74,6 +74,8 @@ RunSummary AFullSummary() {
   eval.validation_loss = 1.0;
   s.evals = {eval, eval};
   s.evals[1].step = 40;
+  s.layer_shares = {{"conv1.weight", 800, 0.00125, 0.004},
+                    {"fc2.bias", 10, 1.0, 1.0}};
   return s;
 }
 
@@ -89,6 +91,20 @@ TEST(RunSummaryJsonTest, EveryFieldRoundTrips) {
   ASSERT_EQ(back.evals.size(), 2u);
   EXPECT_EQ(back.evals[1].step, 40);
   EXPECT_EQ(back.evals[1].validation_loss, 1.0);
+  ASSERT_EQ(back.layer_shares.size(), 2u);
+  EXPECT_EQ(back.layer_shares[0].name, "conv1.weight");
+  EXPECT_EQ(back.layer_shares[0].numel, 800);
+  EXPECT_EQ(back.layer_shares[0].sent_share, 0.00125);
+  EXPECT_EQ(back.layer_shares[0].merged_share, 0.004);
+}
+
+TEST(RunSummaryJsonTest, SummariesWithoutLayerSharesStillRead) {
+  // Written before the workers reported them: no per-layer table.
+  Json json = Json::parse(FormatRunSummaryJson(AFullSummary()));
+  json.erase("layer_shares");
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(RunSummary back,
+                                 ParseRunSummaryJson(json.dump()));
+  EXPECT_TRUE(back.layer_shares.empty());
 }
 
 TEST(RunSummaryJsonTest, HasTheKeysBenchScriptsRead) {
@@ -154,6 +170,15 @@ TEST(RunSummaryJsonTest, BadFilesNameTheMember) {
   EXPECT_THAT(ParseRunSummaryJson(json.dump()),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "evals[1]: \"test_accuracy\" is missing"));
+  json = Json::parse(FormatRunSummaryJson(AFullSummary()));
+  json["layer_shares"][1]["sent_share"] = 1.5;
+  EXPECT_THAT(ParseRunSummaryJson(json.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "layer_shares[1]: \"sent_share\" must be in [0, 1]"));
+  json["layer_shares"] = "all";
+  EXPECT_THAT(ParseRunSummaryJson(json.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "\"layer_shares\" is not an array"));
 }
 
 }  // namespace

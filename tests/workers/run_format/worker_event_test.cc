@@ -72,6 +72,8 @@ std::vector<WorkerEvent> OneOfEach() {
   done.train_seconds = 28.0;
   done.bytes = WireBytes{10, 20, 3000};
   done.reconnects = 1;
+  done.layer_shares = {{"conv1.weight", 800, 0.00125, 0.004},
+                       {"fc2.bias", 10, 1.0, 1.0}};
   ErrorEvent error;
   error.rank = 3;
   error.code = "ABORTED";
@@ -251,6 +253,41 @@ TEST(WorkerEventTest, MissingOrMistypedMembersAreNamed) {
       StatusIs(absl::StatusCode::kInvalidArgument, "\"loss\" is not a number"));
   EXPECT_THAT(ParseWorkerEvent(R"({"event":"done","steps":3})"),
               StatusIs(absl::StatusCode::kInvalidArgument, "params_hash"));
+}
+
+TEST(WorkerEventTest, LayerSharesAreReadAndCheckedEntryByEntry) {
+  const std::string prefix = R"({"event":"done","steps":3,"params_hash":"ab",)";
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      WorkerEvent event,
+      ParseWorkerEvent(prefix + R"("layer_shares":[{"name":"w","numel":4,)"
+                                R"("sent_share":0.25,"merged_share":0.5}]})"));
+  const DoneEvent& done = std::get<DoneEvent>(event);
+  ASSERT_EQ(done.layer_shares.size(), 1u);
+  EXPECT_EQ(done.layer_shares[0].name, "w");
+  EXPECT_EQ(done.layer_shares[0].numel, 4);
+  EXPECT_EQ(done.layer_shares[0].sent_share, 0.25);
+  EXPECT_EQ(done.layer_shares[0].merged_share, 0.5);
+  // Absent (an older worker): none.
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      event, ParseWorkerEvent(R"({"event":"done","steps":3,"params_hash":"ab"})"));
+  EXPECT_TRUE(std::get<DoneEvent>(event).layer_shares.empty());
+  EXPECT_THAT(
+      ParseWorkerEvent(prefix + R"("layer_shares":{"w":1}})"),
+      StatusIs(absl::StatusCode::kInvalidArgument, "is not an array"));
+  EXPECT_THAT(ParseWorkerEvent(prefix + R"("layer_shares":[{"name":"w",)"
+                                        R"("numel":0,"sent_share":0,)"
+                                        R"("merged_share":0}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "layer_shares[0]: \"numel\" must be >= 1"));
+  EXPECT_THAT(ParseWorkerEvent(prefix + R"("layer_shares":[{"name":"w",)"
+                                        R"("numel":4,"sent_share":0.5,)"
+                                        R"("merged_share":-0.25}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "\"merged_share\" must be in [0, 1]"));
+  EXPECT_THAT(ParseWorkerEvent(prefix + R"("layer_shares":[{"name":"w",)"
+                                        R"("numel":4,"sent_share":0.5}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "\"merged_share\" is missing"));
 }
 
 TEST(WorkerEventTest, UnknownObjectsAreNotFound) {

@@ -97,6 +97,23 @@ struct StepTiming {
   double apply_seconds = 0.0;     // decoding and applying merged layers
 };
 
+// One layer's entries over the steps an optimizer completed: what share of
+// the layer this rank sent, and what share the merged updates applied.
+struct LayerTotals {
+  std::string name;
+  int64_t numel = 0;
+  int64_t steps = 0;         // steps completed by this optimizer
+  // Entries this rank sent (a layer sent dense counts numel), summed.
+  int64_t sent_entries = 0;
+  // Entries of the merged updates applied to the parameter, summed: the
+  // union of the ranks' entries, or fewer under global top-k.
+  int64_t merged_entries = 0;
+  // sent_entries / (steps * numel) and merged_entries / (steps * numel);
+  // 0 before the first step.
+  double sent_share() const;
+  double merged_share() const;
+};
+
 // The Join layer table of named parameters (names and element counts).
 std::vector<LayerSpecification> LayerTableOf(
     const std::vector<std::pair<std::string, torch::Tensor>>& parameters);
@@ -134,6 +151,11 @@ class DistributedOptimizer {
   // The step the next backward pass belongs to.
   int64_t step() const { return step_; }
   const StepTiming& last_timing() const { return last_timing_; }
+  // Every layer's entries sent and applied over the steps this optimizer
+  // completed (counted from Create: a resumed run's earlier steps are not
+  // in them), in the parameters' order. Call from the thread that calls
+  // Step(), between steps.
+  std::vector<LayerTotals> layer_totals() const;
 
   // Checkpoint of the optimizer's state: step, every layer's residual and
   // velocity, the momentum buffer B of every layer sent whole under
