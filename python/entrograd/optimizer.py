@@ -128,6 +128,20 @@ class DistributedOptimizer:
             self._impl.load_state_dict(state)
 
     @property
+    def lr(self):
+        """The learning rate of the next steps (lr= until set)."""
+        return self._impl.lr
+
+    @lr.setter
+    def lr(self, value):
+        """Sets the rate from the next step() on, for a schedule (set the same
+        on every rank, between steps). Momentum correction keeps gradients
+        in its buffers, so nothing is rescaled. Raises InvalidArgumentError
+        unless finite and > 0, FailedPreconditionError without momentum
+        correction (set the torch optimizer's rate then)."""
+        self._impl.lr = float(value)
+
+    @property
     def step_count(self):
         """The step the next backward pass belongs to."""
         return self._impl.current_step

@@ -131,6 +131,12 @@ class PyDistributedOptimizer {
   int64_t step() const { return step_; }
   bool busy() const { return running_; }
 
+  double LearningRate() const { return optimizer_->learning_rate(); }
+  void SetLearningRate(double learning_rate) {
+    Exclusive exclusive(running_, "setting lr");
+    ThrowIfError(optimizer_->set_learning_rate(learning_rate));
+  }
+
   void SaveState(const std::string& path) {
     Exclusive exclusive(running_, "save_state()");
     absl::Status status;
@@ -208,6 +214,8 @@ void RegisterDistributedOptimizer(py::module_& module) {
       .def("step", &PyDistributedOptimizer::Step)
       .def_property_readonly("current_step", &PyDistributedOptimizer::step)
       .def_property_readonly("busy", &PyDistributedOptimizer::busy)
+      .def_property("lr", &PyDistributedOptimizer::LearningRate,
+                    &PyDistributedOptimizer::SetLearningRate)
       .def("save_state", &PyDistributedOptimizer::SaveState, py::arg("path"))
       .def("load_state", &PyDistributedOptimizer::LoadState, py::arg("path"))
       .def("state_dict", &PyDistributedOptimizer::StateDict)

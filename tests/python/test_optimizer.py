@@ -98,3 +98,49 @@ def test_torch_optimizer_steps_on_merged_gradients(aggregator):
     for (name, a), b in zip(model.named_parameters(), reference.parameters()):
         assert torch.equal(a.detach().view(torch.int32), b.detach().view(torch.int32)), name
     client.close()
+
+
+def test_lr_can_follow_a_schedule(aggregator):
+    """Two single-rank jobs from the same start: one keeps lr 0.1, the other
+    halves it before its second step. The first steps are bitwise equal; the
+    second update of the halved one is half the other's (the momentum buffer
+    holds gradients, so only the update scales). Bad rates are refused."""
+    runs = [make(aggregator, f"schedule-{name}", 0, 1, lr=0.1, policy="dense")
+            for name in ("constant", "halved")]
+    assert runs[1][2].lr == 0.1
+    moves = []
+    for step in range(2):
+        if step == 1:
+            runs[1][2].lr = 0.05
+            assert runs[1][2].lr == 0.05
+        before = [[p.detach().clone() for p in model.parameters()] for model, _, _ in runs]
+        for model, _, optimizer in runs:
+            images, labels = batch(seed=step)
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(model(images), labels).backward()
+            optimizer.step()
+        moves.append([[b - p.detach() for b, p in zip(before[i], runs[i][0].parameters())]
+                      for i in range(2)])
+    for a, b in zip(moves[0][0], moves[0][1]):
+        assert torch.equal(a, b)
+    assert any(a.abs().sum() > 0 for a in moves[1][0])
+    for a, b in zip(moves[1][0], moves[1][1]):
+        assert torch.allclose(b, 0.5 * a, rtol=1e-3, atol=1e-7)
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(entrograd.InvalidArgumentError, match="learning_rate"):
+            runs[1][2].lr = bad
+    assert runs[1][2].lr == 0.05
+    for _, client, _ in runs:
+        client.close()
+
+    torch.manual_seed(3)
+    model = FashionCnn()
+    client = entrograd.Client(shards=[aggregator.address], job_id="schedule-inner",
+                              rank=0, world_size=1)
+    optimizer = entrograd.DistributedOptimizer(
+        model.named_parameters(), client, lr=0.05, policy="dense",
+        momentum_correction=False,
+        optimizer=torch.optim.SGD(model.parameters(), lr=0.05))
+    with pytest.raises(entrograd.FailedPreconditionError, match="inner optimizer"):
+        optimizer.lr = 0.01
+    client.close()

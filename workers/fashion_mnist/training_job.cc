@@ -18,6 +18,7 @@
 #include "workers/fashion_mnist/evaluate.h"
 #include "workers/fashion_mnist/fashion_mnist.h"
 #include "workers/fashion_mnist/shard_sampler.h"
+#include "workers/run_format/lr_schedule.h"
 #include "workers/run_format/worker_event.h"
 
 namespace entrograd::workers {
@@ -280,6 +281,20 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   while ((*optimizer)->step() < total_steps) {
     const int64_t step = (*optimizer)->step();
     const int64_t epoch = step / steps_per_epoch;
+    if (config.lr_schedule != LrSchedule::kConstant) {
+      const double rate = LearningRateAt(config.lr_schedule,
+                                         config.learning_rate, step, total_steps);
+      if (inner != nullptr) {
+        // Without momentum correction the torch optimizer applies the
+        // merged gradient.
+        for (auto& group : inner->param_groups()) {
+          static_cast<torch::optim::SGDOptions&>(group.options()).lr(rate);
+        }
+      } else if (absl::Status status = (*optimizer)->set_learning_rate(rate);
+                 !status.ok()) {
+        return status;
+      }
+    }
     const auto step_start = Clock::now();
     absl::StatusOr<std::vector<int64_t>> batch = sampler->Batch(
         epoch, step % steps_per_epoch, static_cast<int>(config.rank));

@@ -15,6 +15,7 @@
 #include "entrograd/codec.h"
 #include "entrograd/compression_options.h"
 #include "workers/fashion_mnist/cnn_model.h"
+#include "workers/run_format/lr_schedule.h"
 
 namespace entrograd::workers {
 
@@ -57,6 +58,8 @@ struct WorkerConfig {
   int64_t max_steps = 0;    // 0: no limit
   int64_t batch_size = 64;  // per rank
   double learning_rate = 0.1;
+  // How the rate changes over the run's steps (lr_schedule.h).
+  LrSchedule lr_schedule = LrSchedule::kConstant;
   double momentum = 0.9;
   uint64_t seed = 1;
   ModelKind model = ModelKind::kCnn;

@@ -69,7 +69,12 @@ ABSL_FLAG(int64_t, epochs, Defaults().epochs, "epochs");
 ABSL_FLAG(int64_t, max_steps, Defaults().max_steps,
           "stop after this many steps (0: no limit)");
 ABSL_FLAG(int64_t, batch_size, Defaults().batch_size, "batch size per rank");
-ABSL_FLAG(double, lr, Defaults().learning_rate, "learning rate");
+ABSL_FLAG(double, lr, Defaults().learning_rate,
+          "learning rate (the base rate of --lr_schedule)");
+ABSL_FLAG(std::string, lr_schedule,
+          std::string(entrograd::LrScheduleName(Defaults().lr_schedule)),
+          "constant, or cosine: --lr at the first step, annealed as a half "
+          "cosine towards 0 at the last");
 ABSL_FLAG(double, momentum, Defaults().momentum, "SGD momentum");
 ABSL_FLAG(uint64_t, seed, Defaults().seed,
           "seed of the initial model and the data order");
@@ -168,6 +173,13 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   config.max_steps = absl::GetFlag(FLAGS_max_steps);
   config.batch_size = absl::GetFlag(FLAGS_batch_size);
   config.learning_rate = absl::GetFlag(FLAGS_lr);
+  absl::StatusOr<LrSchedule> lr_schedule =
+      ParseLrSchedule(absl::GetFlag(FLAGS_lr_schedule));
+  if (!lr_schedule.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--lr_schedule: ", lr_schedule.status().message()));
+  }
+  config.lr_schedule = *lr_schedule;
   config.momentum = absl::GetFlag(FLAGS_momentum);
   config.seed = absl::GetFlag(FLAGS_seed);
   absl::StatusOr<ModelKind> model = ParseModelKind(absl::GetFlag(FLAGS_model));

@@ -36,7 +36,11 @@ ABSL_FLAG(int32_t, epochs, Defaults().epochs, "passes over the training set");
 ABSL_FLAG(int64_t, max_steps, Defaults().max_steps,
           "stop after this many steps (0: no limit)");
 ABSL_FLAG(int32_t, batch_size, Defaults().batch_size, "per-worker mini-batch");
-ABSL_FLAG(double, lr, Defaults().lr, "SGD learning rate");
+ABSL_FLAG(double, lr, Defaults().lr,
+          "SGD learning rate (the base rate of --lr_schedule)");
+ABSL_FLAG(std::string, lr_schedule, Defaults().lr_schedule,
+          "constant, or cosine: --lr at the first step, annealed as a half "
+          "cosine towards 0 at the last");
 ABSL_FLAG(double, momentum, Defaults().momentum, "SGD momentum");
 ABSL_FLAG(int64_t, seed, Defaults().seed,
           "seed of initialisation and data order");
@@ -117,6 +121,7 @@ absl::StatusOr<LaunchOptions> LaunchOptionsFromFlags(int argc, char** argv) {
   options.max_steps = absl::GetFlag(FLAGS_max_steps);
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
   options.lr = absl::GetFlag(FLAGS_lr);
+  options.lr_schedule = absl::GetFlag(FLAGS_lr_schedule);
   options.momentum = absl::GetFlag(FLAGS_momentum);
   options.seed = absl::GetFlag(FLAGS_seed);
   options.model = absl::GetFlag(FLAGS_model);

@@ -13,6 +13,7 @@
 #include "entrograd/client.h"
 #include "workers/launcher/child_commands.h"
 #include "workers/link_emulation/link_rate.h"
+#include "workers/run_format/lr_schedule.h"
 
 // Paths of the binaries relative to the launcher's directory in the build
 // tree, computed by CMake (workers/launcher/CMakeLists.txt).
@@ -144,6 +145,10 @@ absl::Status ValidateLaunchOptions(const LaunchOptions& options) {
   if (!IsValidMergedKeepFactor(options.merged_keep_factor)) {
     return Invalid("merged_keep_factor", "0 (the union) or in [1, 1e6]",
                    absl::StrCat(options.merged_keep_factor));
+  }
+  if (!ParseLrSchedule(options.lr_schedule).ok()) {
+    return Invalid("lr_schedule", "constant or cosine",
+                   absl::StrCat("\"", options.lr_schedule, "\""));
   }
   if (options.value_type != "f32" && options.value_type != "f16" &&
       options.value_type != "bf16") {

@@ -45,6 +45,9 @@ struct LaunchOptions {
   int batch_size = 64;
   // SGD learning rate (> 0) and momentum (0 <= momentum < 1).
   double lr = 0.1;
+  // "constant", or "cosine": lr at the first step, annealed as a half cosine
+  // towards 0 at the last (workers/run_format/lr_schedule.h).
+  std::string lr_schedule = "constant";
   double momentum = 0.9;
   // Seed of the model initialisation and data order; every rank gets it.
   int64_t seed = 1;

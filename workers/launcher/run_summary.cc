@@ -182,6 +182,7 @@ RunSummary SummarizeRun(const LaunchOptions& options, const std::string& job_id,
   summary.max_steps = options.max_steps;
   summary.batch_size = options.batch_size;
   summary.lr = options.lr;
+  summary.lr_schedule = options.lr_schedule;
   summary.momentum = options.momentum;
   summary.seed = options.seed;
   summary.model = options.model;
@@ -263,9 +264,9 @@ std::string SummaryMarkdown(const RunSummary& summary) {
       {"epochs (completed / requested)",
        absl::StrCat(summary.epochs_completed, " / ", summary.epochs)},
       {"steps", FormatCount(summary.steps)},
-      {"batch size, lr, momentum, seed",
-       absl::StrFormat("%d, %g, %g, %d", summary.batch_size, summary.lr,
-                       summary.momentum, summary.seed)},
+      {"batch size, lr (schedule), momentum, seed",
+       absl::StrFormat("%d, %g (%s), %g, %d", summary.batch_size, summary.lr,
+                       summary.lr_schedule, summary.momentum, summary.seed)},
       {"warm-up steps, value type",
        absl::StrCat(summary.warmup_steps, ", ", summary.value_type)},
       {"dense below, merged keep factor",

@@ -62,6 +62,7 @@ std::string FormatRunSummaryJson(const RunSummary& summary) {
   json["max_steps"] = summary.max_steps;
   json["batch_size"] = summary.batch_size;
   json["lr"] = JsonDouble(summary.lr);
+  json["lr_schedule"] = summary.lr_schedule;
   json["momentum"] = JsonDouble(summary.momentum);
   json["seed"] = summary.seed;
   json["model"] = summary.model;
@@ -131,6 +132,7 @@ absl::StatusOr<RunSummary> ParseRunSummaryJson(absl::string_view text) {
   summary.batch_size =
       ToInt(reader, "batch_size", reader.Integer("batch_size"));
   summary.lr = reader.Double("lr");
+  summary.lr_schedule = reader.OptionalString("lr_schedule").value_or("constant");
   summary.momentum = reader.Double("momentum");
   summary.seed = reader.Integer("seed");
   summary.model = reader.String("model");

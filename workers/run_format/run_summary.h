@@ -68,6 +68,7 @@ struct RunSummary {
   int64_t max_steps = 0;
   int batch_size = 0;
   double lr = 0;
+  std::string lr_schedule = "constant";  // "constant" when absent
   double momentum = 0;
   int64_t seed = 0;
   std::string model;

@@ -525,6 +525,20 @@ absl::Status DistributedOptimizer::StepImpl() {
   return absl::OkStatus();
 }
 
+absl::Status DistributedOptimizer::set_learning_rate(double learning_rate) {
+  if (!(learning_rate > 0.0) || !std::isfinite(learning_rate)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "learning_rate = ", learning_rate, "; expected finite and > 0"));
+  }
+  if (!options_.compression.momentum_correction) {
+    return absl::FailedPreconditionError(
+        "without momentum correction the inner optimizer applies the merged "
+        "gradient: set the learning rate there");
+  }
+  options_.learning_rate = learning_rate;
+  return absl::OkStatus();
+}
+
 std::vector<LayerTotals> DistributedOptimizer::layer_totals() const {
   std::vector<LayerTotals> totals;
   totals.reserve(layers_.size());

@@ -241,6 +241,38 @@ TEST_F(DistributedOptimizerErrorsTest, LibTorchErrorInStepBecomesInternal) {
       StatusIs(absl::StatusCode::kFailedPrecondition, "inner step failed"));
 }
 
+TEST_F(DistributedOptimizerErrorsTest, BadLearningRateIsRefusedAndChangesNothing) {
+  NamedParameters parameters = MakeParameters(WeightAndBias());
+  RecordingClient client;
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<DistributedOptimizer> optimizer,
+      DistributedOptimizer::Create(parameters, MomentumCorrectionOptions(),
+                                   &client));
+  const double before = optimizer->learning_rate();
+  for (double bad : {0.0, -0.1, std::numeric_limits<double>::quiet_NaN(),
+                     std::numeric_limits<double>::infinity()}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THAT(optimizer->set_learning_rate(bad),
+                StatusIs(absl::StatusCode::kInvalidArgument, "learning_rate = "));
+    EXPECT_EQ(optimizer->learning_rate(), before);
+  }
+  ENTROGRAD_ASSERT_OK(optimizer->set_learning_rate(0.25 * before));
+  EXPECT_EQ(optimizer->learning_rate(), 0.25 * before);
+
+  // Without momentum correction the inner optimizer's rate rules.
+  torch::optim::SGD inner({parameters[0].second, parameters[1].second},
+                          torch::optim::SGDOptions(0.1));
+  DistributedOptimizerOptions options = MomentumCorrectionOptions();
+  options.compression.momentum_correction = false;
+  options.inner_optimizer = &inner;
+  RecordingClient other_client;
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<DistributedOptimizer> with_inner,
+      DistributedOptimizer::Create(parameters, options, &other_client));
+  EXPECT_THAT(with_inner->set_learning_rate(0.05),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "inner optimizer"));
+}
+
 TEST_F(DistributedOptimizerErrorsTest, SaveStateThatCannotWriteIsInternal) {
   NamedParameters parameters = MakeParameters(WeightAndBias());
   RecordingClient client;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -181,9 +182,12 @@ void RunSteps(std::vector<Replica>& replicas,
 // gradient as the aggregator forms it (sum over ranks in ascending rank
 // order, divided by the world size, in float32), then B <- mu B + merged;
 // p <- p - lr B as separate torch operations.
-torch::Tensor ReferenceMomentumSgd(const NamedParameters& initial,
-                                   const std::vector<LayerShape>& shapes,
-                                   size_t layer, int64_t steps) {
+torch::Tensor ReferenceMomentumSgd(
+    const NamedParameters& initial, const std::vector<LayerShape>& shapes,
+    size_t layer, int64_t steps,
+    const std::function<double(int64_t)>& learning_rate_at = [](int64_t) {
+      return kLearningRate;
+    }) {
   torch::NoGradGuard no_grad;
   torch::Tensor parameter = initial[layer].second.detach().clone();
   torch::Tensor buffer = torch::zeros_like(parameter);
@@ -194,7 +198,7 @@ torch::Tensor ReferenceMomentumSgd(const NamedParameters& initial,
     }
     const torch::Tensor merged = sum / static_cast<double>(kWorld);
     buffer = buffer * kMomentum + merged;
-    parameter = parameter - buffer * kLearningRate;
+    parameter = parameter - buffer * learning_rate_at(step);
   }
   return parameter;
 }
@@ -266,6 +270,36 @@ TEST_F(DistributedOptimizerTest, DensePolicyIsSynchronousMomentumSgdBitwise) {
                  .max()
                  .item<float>();
     }
+  }
+}
+
+// A learning-rate schedule set between steps (set_learning_rate) is
+// exactly momentum SGD under that schedule: the buffer holds gradients, so
+// the new rate scales only the updates from then on.
+TEST_F(DistributedOptimizerTest, LearningRateScheduleIsMomentumSgdWithItBitwise) {
+  Shards shards(1);
+  ASSERT_TRUE(shards.ok());
+  const std::vector<LayerShape> shapes = {{"a.weight", {40, 30}}};
+  const NamedParameters initial = InitialParameters(shapes);
+  std::vector<Replica> replicas = ConnectReplicas(
+      shards, "dense-schedule", initial, OptimizerOptions(KeepPolicy::kDense));
+  ASSERT_EQ(replicas.size(), kWorld);
+  constexpr int64_t kSteps = 5;
+  const auto schedule = [](int64_t step) {
+    return kLearningRate / static_cast<double>(1 + step);
+  };
+  for (int64_t step = 0; step < kSteps; ++step) {
+    for (Replica& replica : replicas) {
+      ENTROGRAD_ASSERT_OK(replica.optimizer->set_learning_rate(schedule(step)));
+    }
+    RunSteps(replicas, shapes, step, step + 1);
+  }
+  const torch::Tensor expected =
+      ReferenceMomentumSgd(initial, shapes, 0, kSteps, schedule);
+  ASSERT_FALSE(torch::equal(expected, ReferenceMomentumSgd(initial, shapes, 0, kSteps)));
+  for (uint32_t rank = 0; rank < kWorld; ++rank) {
+    EXPECT_TRUE(torch::equal(replicas[rank].parameters[0].second, expected))
+        << "rank " << rank;
   }
 }
 

@@ -38,6 +38,7 @@ TEST(WorkerFlagsTest, DefaultsAreTheOptionsStructs) {
   EXPECT_EQ(config.dense_below, compression.dense_below);
   EXPECT_EQ(config.dense_below, 1024);
   EXPECT_EQ(config.warmup_steps, compression.warmup_steps);
+  EXPECT_EQ(config.lr_schedule, LrSchedule::kConstant);
   const ClientOptions client;
   EXPECT_EQ(config.merge_timeout, client.merge_timeout);
   EXPECT_EQ(config.partition_bytes, client.partition_bytes);
@@ -105,6 +106,20 @@ TEST(WorkerFlagsTest, UnknownEntropySourceIsNamed) {
       Parse({"--entropy_of=weights"}),
       testing::StatusIs(absl::StatusCode::kInvalidArgument,
                         "--entropy_of: unknown entropy source \"weights\""));
+}
+
+TEST(WorkerFlagsTest, LrScheduleReachesTheConfig) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(const WorkerConfig config,
+                                 Parse({"--lr_schedule=cosine"}));
+  EXPECT_EQ(config.lr_schedule, LrSchedule::kCosine);
+}
+
+TEST(WorkerFlagsTest, UnknownLrScheduleIsNamed) {
+  EXPECT_THAT(Parse({"--lr_schedule=linear"}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "--lr_schedule: unknown learning-rate "
+                                "schedule \"linear\"; expected constant or "
+                                "cosine"));
 }
 
 TEST(WorkerFlagsTest, ShareHoldStepsReachesTheConfig) {

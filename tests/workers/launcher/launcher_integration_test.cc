@@ -78,6 +78,7 @@ TEST_F(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
                      "5000", "--warmup_steps", "4", "--value_type", "bf16",
                      "--eval_every", "4", "--eval_samples", "1000",
                      "--dense_below", "0", "--merged_keep_factor", "1",
+                     "--lr_schedule", "cosine",
                      "--extra_worker_args", "--share_hold_steps 3", "--out",
                      out}));
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(absl::Minutes(8)));
@@ -95,6 +96,7 @@ TEST_F(LauncherIntegrationTest, ValidationWarmupAndValueTypeAreRecorded) {
               HasSubstr("| 0, 1 (global top-k) |"));
   EXPECT_EQ(summary.seed, 1) << text;
   EXPECT_EQ(summary.lr, 0.1) << text;
+  EXPECT_EQ(summary.lr_schedule, "cosine") << text;
   ASSERT_TRUE(summary.validation_accuracy.has_value()) << text;
   EXPECT_GT(*summary.validation_accuracy, 0.0) << text;
   EXPECT_LE(*summary.validation_accuracy, 1.0) << text;

@@ -29,6 +29,7 @@ RunSummary AFullSummary() {
   s.max_steps = 40;
   s.batch_size = 64;
   s.lr = 0.1;
+  s.lr_schedule = "cosine";
   s.momentum = 0.9;
   s.seed = 7;
   s.model = "wide";
@@ -86,6 +87,7 @@ TEST(RunSummaryJsonTest, EveryFieldRoundTrips) {
   EXPECT_EQ(FormatRunSummaryJson(back), json);
   EXPECT_EQ(back.threshold, 0.005);
   EXPECT_EQ(back.merged_keep_factor, 1.5);
+  EXPECT_EQ(back.lr_schedule, "cosine");
   ASSERT_TRUE(back.link.has_value());
   EXPECT_EQ(back.link->total(), 12000);
   ASSERT_EQ(back.evals.size(), 2u);

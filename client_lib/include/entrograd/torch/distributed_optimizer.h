@@ -151,6 +151,20 @@ class DistributedOptimizer {
   // The step the next backward pass belongs to.
   int64_t step() const { return step_; }
   const StepTiming& last_timing() const { return last_timing_; }
+  // The learning rate of the next steps' updates (options.learning_rate
+  // until changed), for a schedule: warm-up, step decay, cosine. Under
+  // momentum correction the residual, velocity and momentum buffers hold
+  // gradients, not updates, so a new rate applies from the next Step() on
+  // with nothing to rescale. Call from the thread that calls Step(),
+  // between steps, with the same rate on every rank (the replicas stay
+  // identical only then). Not saved by SaveState: a resumed job sets it
+  // again from its schedule.
+  // Errors: INVALID_ARGUMENT unless finite and > 0; FAILED_PRECONDITION
+  // without momentum correction (the inner optimizer applies the merged
+  // gradient: set its rate). On error nothing changes.
+  absl::Status set_learning_rate(double learning_rate);
+  double learning_rate() const { return options_.learning_rate; }
+
   // Every layer's entries sent and applied over the steps this optimizer
   // completed (counted from Create: a resumed run's earlier steps are not
   // in them), in the parameters' order. Call from the thread that calls
