@@ -124,6 +124,25 @@ ABSL_FLAG(bool, per_layer_metrics, Defaults().per_layer_metrics,
 
 namespace entrograd::workers {
 
+namespace {
+
+// *out = parse(value), the value of --flag; INVALID_ARGUMENT "--flag: <why>"
+// otherwise.
+template <typename T>
+absl::Status ParseNamedFlag(absl::string_view flag, const std::string& value,
+                            absl::StatusOr<T> (*parse)(absl::string_view),
+                            T* out) {
+  absl::StatusOr<T> parsed = parse(value);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, ": ", parsed.status().message()));
+  }
+  *out = *parsed;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "entrograd-worker: one rank of the Fashion-MNIST training job on "
@@ -147,23 +166,21 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   config.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
   config.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key_file = absl::GetFlag(FLAGS_tls_key);
-  absl::StatusOr<KeepPolicy> policy =
-      ParseKeepPolicy(absl::GetFlag(FLAGS_policy));
-  if (!policy.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--policy: ", policy.status().message()));
+  if (absl::Status status =
+          ParseNamedFlag("policy", absl::GetFlag(FLAGS_policy), ParseKeepPolicy,
+                         &config.policy);
+      !status.ok()) {
+    return status;
   }
-  config.policy = *policy;
   config.rho = absl::GetFlag(FLAGS_rho);
   config.threshold = absl::GetFlag(FLAGS_threshold);
   config.min_keep_ratio = absl::GetFlag(FLAGS_min_keep_ratio);
-  absl::StatusOr<EntropySource> entropy_of =
-      ParseEntropySource(absl::GetFlag(FLAGS_entropy_of));
-  if (!entropy_of.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--entropy_of: ", entropy_of.status().message()));
+  if (absl::Status status =
+          ParseNamedFlag("entropy_of", absl::GetFlag(FLAGS_entropy_of),
+                         ParseEntropySource, &config.entropy_of);
+      !status.ok()) {
+    return status;
   }
-  config.entropy_of = *entropy_of;
   config.share_hold_steps = absl::GetFlag(FLAGS_share_hold_steps);
   config.merged_keep_factor = absl::GetFlag(FLAGS_merged_keep_factor);
   config.intervals = absl::GetFlag(FLAGS_intervals);
@@ -173,21 +190,19 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   config.max_steps = absl::GetFlag(FLAGS_max_steps);
   config.batch_size = absl::GetFlag(FLAGS_batch_size);
   config.learning_rate = absl::GetFlag(FLAGS_lr);
-  absl::StatusOr<LrSchedule> lr_schedule =
-      ParseLrSchedule(absl::GetFlag(FLAGS_lr_schedule));
-  if (!lr_schedule.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--lr_schedule: ", lr_schedule.status().message()));
+  if (absl::Status status =
+          ParseNamedFlag("lr_schedule", absl::GetFlag(FLAGS_lr_schedule),
+                         ParseLrSchedule, &config.lr_schedule);
+      !status.ok()) {
+    return status;
   }
-  config.lr_schedule = *lr_schedule;
   config.momentum = absl::GetFlag(FLAGS_momentum);
   config.seed = absl::GetFlag(FLAGS_seed);
-  absl::StatusOr<ModelKind> model = ParseModelKind(absl::GetFlag(FLAGS_model));
-  if (!model.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--model: ", model.status().message()));
+  if (absl::Status status = ParseNamedFlag("model", absl::GetFlag(FLAGS_model),
+                                           ParseModelKind, &config.model);
+      !status.ok()) {
+    return status;
   }
-  config.model = *model;
   config.eval_every = absl::GetFlag(FLAGS_eval_every);
   config.eval_each_epoch = absl::GetFlag(FLAGS_eval_each_epoch);
   config.eval_samples = absl::GetFlag(FLAGS_eval_samples);
@@ -198,13 +213,12 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   config.merge_timeout = absl::GetFlag(FLAGS_merge_timeout);
   config.partition_bytes = absl::GetFlag(FLAGS_partition_bytes);
   config.validation = absl::GetFlag(FLAGS_validation);
-  absl::StatusOr<ValueType> value_type =
-      ParseValueType(absl::GetFlag(FLAGS_value_type));
-  if (!value_type.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--value_type: ", value_type.status().message()));
+  if (absl::Status status =
+          ParseNamedFlag("value_type", absl::GetFlag(FLAGS_value_type),
+                         ParseValueType, &config.value_type);
+      !status.ok()) {
+    return status;
   }
-  config.value_type = *value_type;
   config.threads = absl::GetFlag(FLAGS_threads);
   config.retain_freed_memory = absl::GetFlag(FLAGS_retain_freed_memory);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
