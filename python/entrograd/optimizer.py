@@ -141,6 +141,14 @@ class DistributedOptimizer:
         correction (set the torch optimizer's rate then)."""
         self._impl.lr = float(value)
 
+    def layer_totals(self):
+        """What share of each layer was sent and applied since this
+        optimizer was made: a list, in the parameters' order, of dicts with
+        name, numel, steps, sent_entries (this rank's, a layer sent dense
+        counting numel), merged_entries (of the merged updates applied),
+        sent_share and merged_share (entries / (steps * numel))."""
+        return self._impl.layer_totals()
+
     @property
     def step_count(self):
         """The step the next backward pass belongs to."""

@@ -132,6 +132,25 @@ class PyDistributedOptimizer {
   bool busy() const { return running_; }
 
   double LearningRate() const { return optimizer_->learning_rate(); }
+
+  // One dict per layer, in the parameters' order: name, numel, steps,
+  // sent_entries, merged_entries, sent_share, merged_share.
+  py::list LayerTotals() {
+    Exclusive exclusive(running_, "layer_totals()");
+    py::list layers;
+    for (const entrograd::LayerTotals& totals : optimizer_->layer_totals()) {
+      py::dict layer;
+      layer["name"] = totals.name;
+      layer["numel"] = totals.numel;
+      layer["steps"] = totals.steps;
+      layer["sent_entries"] = totals.sent_entries;
+      layer["merged_entries"] = totals.merged_entries;
+      layer["sent_share"] = totals.sent_share();
+      layer["merged_share"] = totals.merged_share();
+      layers.append(std::move(layer));
+    }
+    return layers;
+  }
   void SetLearningRate(double learning_rate) {
     Exclusive exclusive(running_, "setting lr");
     ThrowIfError(optimizer_->set_learning_rate(learning_rate));
@@ -216,6 +235,7 @@ void RegisterDistributedOptimizer(py::module_& module) {
       .def_property_readonly("busy", &PyDistributedOptimizer::busy)
       .def_property("lr", &PyDistributedOptimizer::LearningRate,
                     &PyDistributedOptimizer::SetLearningRate)
+      .def("layer_totals", &PyDistributedOptimizer::LayerTotals)
       .def("save_state", &PyDistributedOptimizer::SaveState, py::arg("path"))
       .def("load_state", &PyDistributedOptimizer::LoadState, py::arg("path"))
       .def("state_dict", &PyDistributedOptimizer::StateDict)

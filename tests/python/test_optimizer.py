@@ -2,6 +2,7 @@
 waits, and without momentum correction a torch.optim optimizer steps on the
 merged gradients."""
 
+import math
 import threading
 import time
 
@@ -144,3 +145,41 @@ def test_lr_can_follow_a_schedule(aggregator):
     with pytest.raises(entrograd.FailedPreconditionError, match="inner optimizer"):
         optimizer.lr = 0.01
     client.close()
+
+
+def test_layer_totals_count_what_was_sent_and_applied(aggregator):
+    """Two ranks of top-k with global selection, every layer compressed:
+    each layer sends its k entries a step and gets back as many (gTop-k
+    keeps the largest rank's count), the same on both ranks; before any
+    step all is zero."""
+    ranks = [make(aggregator, "layer-totals", r, 2, lr=0.05, policy="topk", rho=0.01,
+                  dense_below=0, merged_keep_factor=1.0) for r in range(2)]
+    before = ranks[0][2].layer_totals()
+    assert [t["name"] for t in before] == [n for n, _ in ranks[0][0].named_parameters()]
+    assert all(t["steps"] == 0 and t["sent_share"] == 0.0 for t in before)
+    steps = 3
+
+    def train(rank):
+        model, _, optimizer = ranks[rank]
+        for step in range(steps):
+            images, labels = batch(seed=10 * step + rank)
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(model(images), labels).backward()
+            optimizer.step()
+
+    threads = [threading.Thread(target=train, args=(r,)) for r in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    totals = [optimizer.layer_totals() for _, _, optimizer in ranks]
+    for a, b in zip(*totals):
+        # k = round(rho * n), at least 1 (ALGORITHM.md 5.4); gTop-k keeps
+        # K = the largest rank's k of the union, which holds at least k.
+        k = max(1, math.floor(0.01 * a["numel"] + 0.5))
+        assert a["steps"] == b["steps"] == steps, a["name"]
+        assert a["sent_entries"] == b["sent_entries"] == steps * k, a["name"]
+        assert a["merged_entries"] == b["merged_entries"] == steps * k, a["name"]
+        assert a["sent_share"] == a["merged_share"] == (steps * k) / (steps * a["numel"])
+    for _, client, _ in ranks:
+        client.close()
