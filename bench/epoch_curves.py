@@ -22,9 +22,11 @@ Example (the 9-epoch runs of docs/BENCHMARKS.md):
 
 import argparse
 import json
+import math
 import os
-import statistics
 import sys
+
+from quality_study import mean_sd  # (mean, sample sd); sd NaN for one value
 
 
 def load_run(path):
@@ -43,16 +45,9 @@ def load_run(path):
     return summary
 
 
-def mean_sd(values):
-    """(mean, sample sd); sd is None for a single value."""
-    mean = statistics.fmean(values)
-    sd = statistics.stdev(values) if len(values) > 1 else None
-    return mean, sd
-
-
 def pm(values, scale, digits, unit=""):
     mean, sd = mean_sd([v * scale for v in values])
-    if sd is None:
+    if math.isnan(sd):  # a single value
         return f"{mean:.{digits}f}{unit} (1 seed)"
     return f"{mean:.{digits}f} ± {sd:.{digits}f}{unit}"
 
