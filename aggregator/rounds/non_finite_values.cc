@@ -33,6 +33,8 @@ bool HoldsNonFiniteValue(const v1::SparsePayload& payload) {
       return AnyExponentAllOnes(payload.value_bytes(), 2, 0x7c00u);
     case v1::VALUE_TYPE_BF16:
       return AnyExponentAllOnes(payload.value_bytes(), 2, 0x7f80u);
+    case v1::VALUE_TYPE_E5M2:
+      return AnyExponentAllOnes(payload.value_bytes(), 1, 0x7cu);
     default:
       return false;
   }

@@ -65,7 +65,9 @@ class Client:
     rank, world_size: 0 <= rank < world_size.
     token: bearer token (str) or None.
     tls: a TLS(...) or None for plaintext.
-    value_type: "f32" (exact), "f16" or "bf16" for uplink values.
+    value_type: "f32" (exact), "f16", "bf16" or "e5m2" (one byte) for uplink
+      values; with a lossy type the optimizer keeps each sent value's
+      rounding error in its residual.
     merge_timeout: seconds one merged layer is waited for before
       DeadlineExceededError.
     reconnect_give_up_after: seconds a broken shard is retried before
@@ -146,7 +148,7 @@ class Client:
 
     def traffic(self):
         """Byte counters: uplink/downlink wire and dense-equivalent bytes,
-        reconnects, saturated f16/bf16 values (zeros before connecting)."""
+        reconnects, saturated f16/bf16/e5m2 values (zeros before connecting)."""
         return self._impl.traffic()
 
     def close(self):

@@ -45,6 +45,8 @@ def sparse_payload(numel, indices, values, encoding, value_type=1):
         index_bytes = b""
     if value_type == 1:
         value_bytes = b"".join(struct.pack("<f", v) for v in values)
+    elif value_type == 4:  # e5m2: the top byte of the f16 (exact for these values)
+        value_bytes = b"".join(struct.pack("<e", v)[1:] for v in values)
     else:  # f16 / bf16: two bytes each
         value_bytes = b"".join(struct.pack("<e", v) for v in values)
     return (field(1, 0, numel) + field(2, 0, len(values)) + field(3, 0, encoding) +
@@ -64,6 +66,7 @@ def main():
     for enc in (1, 2, 3):
         write("payload_decode", f"f32_enc{enc}", sparse_payload(100, idx, vals, enc))
         write("payload_decode", f"f16_enc{enc}", sparse_payload(100, idx, vals, enc, 2))
+    write("payload_decode", "e5m2_enc2", sparse_payload(100, idx, [0.5, -1.25, 3.0, 1.5], 2, 4))
     write("payload_decode", "dense", sparse_payload(4, [], vals, 4))
 
     def npy(descr, shape, data, version=1):

@@ -107,8 +107,8 @@ ABSL_FLAG(int64_t, validation, Defaults().validation,
           "on it, never on the test set");
 ABSL_FLAG(std::string, value_type,
           std::string(entrograd::ValueTypeName(Defaults().value_type)),
-          "value type of what this worker sends: f32, f16 or bf16 (every "
-          "type is accepted)");
+          "value type of what this worker sends: f32, f16, bf16 or e5m2 "
+          "(every type is accepted)");
 ABSL_FLAG(int64_t, partition_bytes, Defaults().partition_bytes,
           "layers larger than this many float32 bytes travel as parts of at "
           "most this size, spread over the shards (0: never cut)");

@@ -68,7 +68,8 @@ ABSL_FLAG(double, merged_keep_factor, Defaults().merged_keep_factor,
           "[1, 1e6] keeps only the ceil(c * largest k) merged entries of "
           "largest magnitude per layer, the ranks keep the rest");
 ABSL_FLAG(std::string, value_type, Defaults().value_type,
-          "value type the workers send: f32, f16 or bf16");
+          "value type the workers send: f32, f16, bf16 or e5m2 (one byte; "
+          "each rank keeps the rounding error in its residual)");
 ABSL_FLAG(std::string, link, Defaults().link,
           "emulate a network: every process in its own network namespace, "
           "links limited to this rate both ways (100mbit, 1gbit, 10gbit, "

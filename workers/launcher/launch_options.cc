@@ -150,9 +150,8 @@ absl::Status ValidateLaunchOptions(const LaunchOptions& options) {
     return Invalid("lr_schedule", "constant or cosine",
                    absl::StrCat("\"", options.lr_schedule, "\""));
   }
-  if (options.value_type != "f32" && options.value_type != "f16" &&
-      options.value_type != "bf16") {
-    return Invalid("value_type", "one of f32, f16, bf16",
+  if (!ParseValueType(options.value_type).ok()) {
+    return Invalid("value_type", "one of f32, f16, bf16, e5m2",
                    absl::StrCat("\"", options.value_type, "\""));
   }
   if (!options.link.empty()) {

@@ -76,7 +76,8 @@ struct LaunchOptions {
   // entries back; c in [1, 1e6] keeps only the ceil(c * largest k) merged
   // entries of largest magnitude, and each rank keeps what was left out.
   double merged_keep_factor = 0.0;
-  // What the workers send: "f32", "f16" or "bf16" (every type is accepted).
+  // What the workers send: "f32", "f16", "bf16" or "e5m2" (every type is
+  // accepted).
   std::string value_type = "f32";
   // Link emulation: empty runs everything on loopback. Otherwise a rate
   // ("100mbit", "1gbit", "10gbit", "unlimited"): the aggregator and every

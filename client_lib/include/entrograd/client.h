@@ -69,7 +69,8 @@ struct ClientOptions {
   std::string tls_client_cert;
   std::string tls_client_key;
   // Value type of uplink payloads. kF32 is exact; kF16/kBF16 halve the value
-  // bytes and saturate (counted in metrics).
+  // bytes, kE5M2 quarters them; all three round and saturate (counted in
+  // metrics). A round every rank sent in one type comes back in that type.
   ValueType value_type = ValueType::kF32;
   // How long WaitMerged waits for one merged layer before DEADLINE_EXCEEDED.
   absl::Duration merge_timeout = absl::Seconds(120);
@@ -147,7 +148,7 @@ struct ClientTraffic {
   int64_t downlink_wire_bytes = 0;   // payload bytes received
   int64_t downlink_dense_bytes = 0;  // 4 * numel per merged layer received
   int64_t reconnects = 0;
-  int64_t saturated_values = 0;  // f16/bf16 values clipped to max finite
+  int64_t saturated_values = 0;  // narrow values clipped to max finite
 };
 
 class Client {
@@ -208,6 +209,10 @@ class Client {
   // bytes are counted when an update is handed to gRPC, resends included;
   // downlink bytes for every merged update received, duplicates included.
   virtual ClientTraffic traffic() const = 0;
+
+  // The type SendLayer's values travel in (ClientOptions::value_type): the
+  // aggregator receives RoundToValueType(value_type(), v) of each value v.
+  virtual ValueType value_type() const = 0;
 
   // Closes every stream (half-close, waits up to a second for the shards,
   // then cancels) and joins the client's threads; never blocks longer, even

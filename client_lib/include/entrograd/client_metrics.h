@@ -1,6 +1,6 @@
 // Client-side Prometheus metrics of a training worker, on an optional HTTP
 // port: compress duration, uplink/downlink wire and dense-equivalent bytes,
-// reconnects, saturated f16/bf16 values and, opt-in, each layer's entropy
+// reconnects, saturated f16/bf16/e5m2 values and, opt-in, each layer's entropy
 // and keep ratio (docs/DESIGN.md "Metrics"; names carry the entrograd_client_
 // prefix, base units, _total counters). Every series carries the job and
 // rank as labels; per-layer series add the layer name, a bounded set (the

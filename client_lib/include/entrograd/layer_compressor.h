@@ -115,12 +115,12 @@ class LayerCompressor {
   absl::Status RestoreState(absl::Span<const float> residual,
                             absl::Span<const float> velocity);
 
-  // Global top-k (ALGORITHM.md step 7, variant): entries this compressor
-  // selected and sent that the merged update left out were not applied, so
-  // they go back into the residual, G[indices[j]] += values[j], as if they
-  // had not been selected (their velocity stays masked). With the values
-  // as selected, G at those entries equals A before the selection, bit for
-  // bit. Errors, state unchanged: FAILED_PRECONDITION for a layer sent whole
+  // The part of a sent selection that was not applied goes back into the
+  // residual, G[indices[j]] += values[j] (ALGORITHM.md step 7): under global
+  // top-k the whole selected value of an entry the merged update left out
+  // (with the values as selected, G at those entries equals A before the
+  // selection, bit for bit), and for a lossy wire value type the rounding
+  // error of an entry that was applied. Velocities stay masked. Errors, state unchanged: FAILED_PRECONDITION for a layer sent whole
   // (it keeps no residual) or with an accumulation pending (its A would
   // miss them); INVALID_ARGUMENT for indices.size() != values.size(),
   // indices not strictly ascending or not below numel, or a value or sum

@@ -77,7 +77,7 @@ absl::StatusOr<std::unique_ptr<ClientMetrics>> ClientMetrics::Start(
                               "Streams re-established after a break.");
   state->saturated = counter(
       "entrograd_client_saturated_values_total",
-      "Values clipped to the largest finite f16/bf16 value when encoding.");
+      "Values clipped to the largest finite f16/bf16/e5m2 value when encoding.");
   state->entropy_family = &prometheus::BuildGauge()
                                .Name("entrograd_client_layer_entropy_nats")
                                .Help("Interval entropy H of the layer's last gradient.")

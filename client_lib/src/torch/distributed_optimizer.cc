@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "entrograd/codec.h"
 #include "entrograd/held_share.h"
 #include "entrograd/keep_count.h"
 #include "entrograd/layer_compressor.h"
@@ -147,10 +149,12 @@ struct DistributedOptimizer::Layer {
   std::atomic<int64_t> sent_this_step{0};
   LayerTotals totals;
   EntropyStats pending_entropy;  // entropy_budget: Accumulate's result
-  // Global top-k: this step's sent entries (ascending), until the merged
-  // update shows which of them were applied.
+  // Global top-k or a lossy wire value type: this step's sent entries
+  // (ascending, as selected in float32), until the merged update shows which
+  // of them were applied (all of them unless `sent_global_top_k`).
   std::vector<uint32_t> sent_indices;
   std::vector<float> sent_values;
+  bool sent_global_top_k = false;
 };
 
 std::vector<LayerSpecification> LayerTableOf(
@@ -349,10 +353,21 @@ absl::Status DistributedOptimizer::SendCompressed(size_t index,
                                  : static_cast<int64_t>(contribution.indices.size()));
   layer.sent_indices.clear();
   layer.sent_values.clear();
-  if (options_.merged_keep_factor > 0.0 && !layer.compressor->sent_whole() &&
-      !contribution.dense) {
+  layer.sent_global_top_k = false;
+  if (layer.compressor->sent_whole()) {
+    return client_->SendLayer(std::move(contribution));
+  }
+  if (options_.merged_keep_factor > 0.0 && !contribution.dense) {
     contribution.merged_keep_factor = options_.merged_keep_factor;
-    layer.sent_indices = contribution.indices;
+    layer.sent_global_top_k = true;
+  }
+  if (layer.sent_global_top_k || client_->value_type() != ValueType::kF32) {
+    if (contribution.dense) {  // every element, in index order
+      layer.sent_indices.resize(contribution.values.size());
+      std::iota(layer.sent_indices.begin(), layer.sent_indices.end(), 0u);
+    } else {
+      layer.sent_indices = contribution.indices;
+    }
     layer.sent_values = contribution.values;
   }
   return client_->SendLayer(std::move(contribution));
@@ -361,20 +376,30 @@ absl::Status DistributedOptimizer::SendCompressed(size_t index,
 absl::Status DistributedOptimizer::PutBackUnapplied(
     size_t index, const DecodedPayload& merged) {
   Layer& layer = *layers_[index];
+  const ValueType wire_type = client_->value_type();
   std::vector<uint32_t> indices;
   std::vector<float> values;
-  // A dense payload carries every element (the aggregator never sends a
-  // merge that left entries out dense), so nothing was left out then.
-  if (!merged.dense) {
-    // Both ascending: one merge-like walk.
-    size_t m = 0;
-    for (size_t j = 0; j < layer.sent_indices.size(); ++j) {
-      const uint32_t sent = layer.sent_indices[j];
+  // Both ascending: one merge-like walk. A dense payload carries every
+  // element (the aggregator never sends a merge that left entries out
+  // dense), and the union leaves nothing out.
+  const bool may_leave_out = layer.sent_global_top_k && !merged.dense;
+  size_t m = 0;
+  for (size_t j = 0; j < layer.sent_indices.size(); ++j) {
+    const uint32_t sent = layer.sent_indices[j];
+    const float selected = layer.sent_values[j];
+    bool applied = true;
+    if (may_leave_out) {
       while (m < merged.indices.size() && merged.indices[m] < sent) ++m;
-      if (m < merged.indices.size() && merged.indices[m] == sent) continue;
-      indices.push_back(sent);
-      values.push_back(layer.sent_values[j]);
+      applied = m < merged.indices.size() && merged.indices[m] == sent;
     }
+    // Applied: what the wire's rounding took off (exact in float32 unless
+    // the value saturated: the rounded value is 0 or within a factor of 2 of
+    // the selected one). Left out: all of it.
+    const float keep =
+        applied ? selected - RoundToValueType(wire_type, selected) : selected;
+    if (applied && keep == 0.0f) continue;
+    indices.push_back(sent);
+    values.push_back(keep);
   }
   layer.sent_indices.clear();
   layer.sent_values.clear();

@@ -39,6 +39,7 @@ v1::Join MakeJoin(const ClientOptions& options,
   join.add_accepted_value_types(v1::VALUE_TYPE_F32);
   join.add_accepted_value_types(v1::VALUE_TYPE_F16);
   join.add_accepted_value_types(v1::VALUE_TYPE_BF16);
+  join.add_accepted_value_types(v1::VALUE_TYPE_E5M2);
   return join;
 }
 

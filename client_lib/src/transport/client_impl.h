@@ -35,6 +35,7 @@ class ClientImpl final : public Client {
                                                uint32_t layer) override;
   void MarkApplied(int64_t step) override;
   ClientTraffic traffic() const override;
+  ValueType value_type() const override { return options_.value_type; }
   void Close() override;
 
  private:

@@ -64,7 +64,7 @@ absl::Status ValidateClientOptions(const ClientOptions& options) {
   }
   const int value_type = static_cast<int>(options.value_type);
   if (value_type < static_cast<int>(ValueType::kF32) ||
-      value_type > static_cast<int>(ValueType::kBF16)) {
+      value_type > static_cast<int>(ValueType::kE5M2)) {
     return absl::InvalidArgumentError(
         absl::StrCat("options.value_type = ", value_type, " is unknown"));
   }

@@ -43,6 +43,7 @@ class PartitionedClient final : public Client {
                                                uint32_t layer) override;
   void MarkApplied(int64_t step) override;
   ClientTraffic traffic() const override;
+  ValueType value_type() const override { return inner_->value_type(); }
   void Close() override;
 
  private:

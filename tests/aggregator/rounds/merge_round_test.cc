@@ -175,12 +175,13 @@ std::optional<DecodedPayload> DecodedAs(const SparseVector& vector,
 }
 
 constexpr ValueType kEveryType[] = {ValueType::kF32, ValueType::kF16,
-                                    ValueType::kBF16};
+                                    ValueType::kBF16, ValueType::kE5M2};
 
-// Ranks that sent f16 (or bf16) get the merge in that type: the float32
-// reference merge of what they sent, rounded once, in fewer bytes.
+// Ranks that sent f16 (or bf16, or e5m2) get the merge in that type: the
+// float32 reference merge of what they sent, rounded once, in fewer bytes.
 TEST(MergeRoundTest, ANarrowRoundIsAnsweredInItsType) {
-  for (const ValueType type : {ValueType::kF16, ValueType::kBF16}) {
+  for (const ValueType type :
+       {ValueType::kF16, ValueType::kBF16, ValueType::kE5M2}) {
     std::mt19937 rng(5);
     std::vector<std::optional<DecodedPayload>> by_rank;
     std::vector<SparseVector> as_sent;
@@ -198,13 +199,20 @@ TEST(MergeRoundTest, ANarrowRoundIsAnsweredInItsType) {
     const auto& payload = narrow->merged_layer().payload();
     EXPECT_EQ(payload.value_type(), static_cast<int>(type));
     EXPECT_EQ(wide->merged_layer().payload().value_type(), v1::VALUE_TYPE_F32);
-    EXPECT_EQ(payload.value_bytes().size() * 2,
+    EXPECT_EQ(payload.value_bytes().size() * 4 / ValueTypeBytes(type),
               wide->merged_layer().payload().value_bytes().size());
 
     const std::vector<float> want_dense = ReferenceMergeDense(as_sent);
+    // Over the union of the indices sent, zeros included: a value that
+    // underflowed to -0 on the way up (e5m2 flushes below 2^-17) stays an
+    // entry of the merge, with its sign.
+    std::vector<bool> in_union(kNumel, false);
+    for (const SparseVector& sent : as_sent) {
+      for (uint32_t i : sent.indices) in_union[i] = true;
+    }
     SparseVector want{kNumel, {}, {}};
     for (uint32_t i = 0; i < kNumel; ++i) {
-      if (want_dense[i] != 0.0f) {
+      if (in_union[i]) {
         want.indices.push_back(i);
         want.values.push_back(want_dense[i]);
       }

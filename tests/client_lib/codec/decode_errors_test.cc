@@ -47,7 +47,7 @@ std::string F32s(std::initializer_list<float> values) {
 }
 
 constexpr int kRaw = 1, kVarint = 2, kBitmap = 3, kDense = 4;
-constexpr int kF32 = 1, kF16 = 2, kBF16 = 3;
+constexpr int kF32 = 1, kF16 = 2, kBF16 = 3, kE5M2 = 4;
 constexpr uint64_t kHuge = 4000000000ull;
 
 struct BadPayload {
@@ -158,6 +158,12 @@ std::vector<BadPayload> BadPayloads() {
       {"Bf16Inf", 4, 2, kVarint, kBF16, Bytes({0, 0}),
        Bytes({0x80, 0x3F, 0x80, 0x7F}),
        "value_bytes: value at position 1 is Inf"},
+      {"E5M2NaN", 4, 2, kRaw, kE5M2, Le32s({0, 1}), Bytes({0x3C, 0xFE}),
+       "value_bytes: value at position 1 is NaN"},
+      {"E5M2Inf", 3, 3, kDense, kE5M2, "", Bytes({0x7C, 0x3C, 0x3C}),
+       "value_bytes: value at position 0 is Inf"},
+      {"E5M2ValuesTrailing", 4, 1, kRaw, kE5M2, Le32s({2}), Bytes({0x3C, 0}),
+       "value_bytes: trailing bytes: 2 bytes, 1 e5m2 values need 1"},
       // Counts no buffer backs: must fail on sizes, before allocating.
       {"HugeCountRaw", kHuge, kHuge, kRaw, kF32, Le32s({1, 2}), F32s({1, 1}),
        "index_bytes: truncated: 8 bytes, raw_u32 needs 16000000000"},
@@ -241,6 +247,12 @@ TEST(DecodeErrorsTest, ValidNeighboursDecode) {
   const std::string bf16_max = Bytes({0x7F, 0x7F, 0x7F, 0xFF});
   view.value_type = kBF16;
   view.value_bytes = bf16_max;
+  EXPECT_THAT(DecodePayload(view), testing::IsOk());
+  view.numel = 4;
+  view.count = 4;
+  const std::string e5m2_max = Bytes({0x7B, 0xFB, 0x7B, 0xFB});
+  view.value_type = kE5M2;
+  view.value_bytes = e5m2_max;
   EXPECT_THAT(DecodePayload(view), testing::IsOk());
 }
 

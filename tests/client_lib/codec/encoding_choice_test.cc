@@ -187,9 +187,11 @@ TEST(NamesTest, EnumNamesAndSizes) {
   EXPECT_EQ(ValueTypeName(ValueType::kF32), "f32");
   EXPECT_EQ(ValueTypeName(ValueType::kF16), "f16");
   EXPECT_EQ(ValueTypeName(ValueType::kBF16), "bf16");
+  EXPECT_EQ(ValueTypeName(ValueType::kE5M2), "e5m2");
   EXPECT_EQ(ValueTypeBytes(ValueType::kF32), 4);
   EXPECT_EQ(ValueTypeBytes(ValueType::kF16), 2);
   EXPECT_EQ(ValueTypeBytes(ValueType::kBF16), 2);
+  EXPECT_EQ(ValueTypeBytes(ValueType::kE5M2), 1);
   for (ValueType type : kAllValueTypes) {
     absl::StatusOr<ValueType> parsed = ParseValueType(ValueTypeName(type));
     ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -197,7 +199,7 @@ TEST(NamesTest, EnumNamesAndSizes) {
   }
   EXPECT_THAT(ParseValueType("fp16"),
               testing::StatusIs(absl::StatusCode::kInvalidArgument,
-                                "expected f32, f16 or bf16"));
+                                "expected f32, f16, bf16 or e5m2"));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// FloatToHalf / HalfToFloat / FloatToBfloat16 / Bfloat16ToFloat: known bit
-// patterns, ties to even, saturation, subnormals, and agreement with a slow
-// nearest-value reference on many floats.
+// FloatToHalf / HalfToFloat / FloatToBfloat16 / Bfloat16ToFloat /
+// FloatToE5M2 / E5M2ToFloat: known bit patterns, ties to even, saturation,
+// subnormals, and agreement with a slow nearest-value reference on many
+// floats; RoundToValueType.
 
 #include <cfloat>
 #include <cmath>
@@ -257,6 +258,101 @@ TEST(FloatToBfloat16Test, MatchesNearestValueReference) {
         << "float bits 0x" << std::hex << absl::bit_cast<uint32_t>(value);
     ASSERT_EQ(got.saturated, want.saturated)
         << std::hex << absl::bit_cast<uint32_t>(value);
+  }
+}
+
+Converted ToE5M2(float value) {
+  bool saturated = false;
+  const uint8_t bits = FloatToE5M2(value, &saturated);
+  return {bits, saturated};
+}
+
+// E5M2 patterns as the 16-bit reference walks them (sign bit 0x8000 there).
+float E5M2PatternToFloat(uint16_t pattern) {
+  return E5M2ToFloat(static_cast<uint8_t>(pattern));
+}
+
+TEST(FloatToE5M2Test, ExactValuesAreBinary16sTopByte) {
+  EXPECT_EQ(FloatToE5M2(1.0f), 0x3C);
+  EXPECT_EQ(FloatToE5M2(-2.0f), 0xC0);
+  EXPECT_EQ(FloatToE5M2(1.5f), 0x3E);
+  EXPECT_EQ(FloatToE5M2(0.0f), 0x00);
+  EXPECT_EQ(FloatToE5M2(-0.0f), 0x80);
+  EXPECT_EQ(FloatToE5M2(std::ldexp(1.0f, -14)), 0x04);  // smallest normal
+  EXPECT_EQ(FloatToE5M2(std::ldexp(1.0f, -16)), 0x01);  // smallest subnormal
+  EXPECT_EQ(E5M2ToFloat(0x3C), 1.0f);
+  EXPECT_EQ(E5M2ToFloat(0x7B), 57344.0f);
+  EXPECT_EQ(E5M2ToFloat(0x03), 3 * std::ldexp(1.0f, -16));
+  EXPECT_EQ(absl::bit_cast<uint32_t>(E5M2ToFloat(0x80)), 0x80000000u);
+}
+
+TEST(FloatToE5M2Test, TiesToEvenIncludingSubnormals) {
+  // 1.125 is halfway between 1.0 (0x3C, even) and 1.25 (0x3D).
+  EXPECT_EQ(FloatToE5M2(1.125f), 0x3C);
+  EXPECT_EQ(FloatToE5M2(std::nextafter(1.125f, 2.0f)), 0x3D);
+  // 1.375 is halfway between 1.25 (odd) and 1.5 (0x3E).
+  EXPECT_EQ(FloatToE5M2(1.375f), 0x3E);
+  // Carry into the exponent: 1.875 (tie, odd 1.75) -> 2.0.
+  EXPECT_EQ(FloatToE5M2(1.875f), 0x40);
+  // Half the smallest subnormal is a tie to 0; just above it, 2^-16.
+  EXPECT_EQ(FloatToE5M2(std::ldexp(1.0f, -17)), 0x00);
+  EXPECT_EQ(FloatToE5M2(std::nextafter(std::ldexp(1.0f, -17), 1.0f)), 0x01);
+  // 1.5 * 2^-16 is a tie between 0x01 (odd) and 0x02.
+  EXPECT_EQ(FloatToE5M2(1.5f * std::ldexp(1.0f, -16)), 0x02);
+  // 3.5 * 2^-16 rounds up to 4 * 2^-16, the smallest normal.
+  EXPECT_EQ(FloatToE5M2(3.5f * std::ldexp(1.0f, -16)), 0x04);
+}
+
+TEST(FloatToE5M2Test, Saturation) {
+  EXPECT_EQ(ToE5M2(57344.0f).bits, 0x7B);
+  EXPECT_FALSE(ToE5M2(57344.0f).saturated);
+  EXPECT_EQ(ToE5M2(61439.0f).bits, 0x7B);  // below the midpoint to inf
+  EXPECT_FALSE(ToE5M2(61439.0f).saturated);
+  EXPECT_EQ(ToE5M2(61440.0f).bits, 0x7B);  // the tie that RNE sends to inf
+  EXPECT_TRUE(ToE5M2(61440.0f).saturated);
+  EXPECT_EQ(ToE5M2(-FLT_MAX).bits, 0xFB);
+  EXPECT_TRUE(ToE5M2(-FLT_MAX).saturated);
+}
+
+TEST(FloatToE5M2Test, EveryFiniteE5M2RoundTripsExactly) {
+  for (uint32_t b = 0; b <= 0xFF; ++b) {
+    if ((b & 0x7C) == 0x7C) continue;  // inf / NaN
+    const float value = E5M2ToFloat(static_cast<uint8_t>(b));
+    EXPECT_EQ(value, HalfToFloat(static_cast<uint16_t>(b << 8))) << b;
+    bool saturated = false;
+    EXPECT_EQ(FloatToE5M2(value, &saturated), b) << std::hex << b;
+    EXPECT_FALSE(saturated);
+  }
+}
+
+TEST(FloatToE5M2Test, MatchesNearestValueReference) {
+  for (float value : SampleFloats()) {
+    const Converted want = Reference<E5M2PatternToFloat>(value, 0x7B);
+    const auto want_bits = static_cast<uint16_t>(
+        ((want.bits & 0x8000) != 0 ? 0x80 : 0) | (want.bits & 0x7F));
+    const Converted got = ToE5M2(value);
+    ASSERT_EQ(got.bits, want_bits)
+        << "float bits 0x" << std::hex << absl::bit_cast<uint32_t>(value);
+    ASSERT_EQ(got.saturated, want.saturated)
+        << std::hex << absl::bit_cast<uint32_t>(value);
+  }
+}
+
+TEST(RoundToValueTypeTest, IsWhatTheReceiverDecodes) {
+  const float value = 0.1f;
+  EXPECT_EQ(absl::bit_cast<uint32_t>(RoundToValueType(ValueType::kF32, value)),
+            absl::bit_cast<uint32_t>(value));
+  EXPECT_EQ(RoundToValueType(ValueType::kF16, value),
+            HalfToFloat(FloatToHalf(value)));
+  EXPECT_EQ(RoundToValueType(ValueType::kBF16, value),
+            Bfloat16ToFloat(FloatToBfloat16(value)));
+  EXPECT_EQ(RoundToValueType(ValueType::kE5M2, value), 0.09375f);  // 1.5 * 2^-4
+  // Each lossy type changes 0.1 (none holds it exactly), and the error is
+  // exact in float32: rounded + (value - rounded) == value.
+  for (ValueType type : {ValueType::kF16, ValueType::kBF16, ValueType::kE5M2}) {
+    const float rounded = RoundToValueType(type, value);
+    EXPECT_NE(rounded, value) << ValueTypeName(type);
+    EXPECT_EQ(rounded + (value - rounded), value) << ValueTypeName(type);
   }
 }
 

@@ -28,6 +28,8 @@ float Expected(ValueType type, float value, bool* saturated) {
       return HalfToFloat(FloatToHalf(value, saturated));
     case ValueType::kBF16:
       return Bfloat16ToFloat(FloatToBfloat16(value, saturated));
+    case ValueType::kE5M2:
+      return E5M2ToFloat(FloatToE5M2(value, saturated));
   }
   return value;
 }

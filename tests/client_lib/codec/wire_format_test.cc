@@ -94,6 +94,16 @@ TEST(WireFormatTest, F16AndBf16Values) {
   EXPECT_EQ(bf16.saturated_values, 0);
 }
 
+TEST(WireFormatTest, E5M2ValuesAreOneByteEach) {
+  // 1.0 = 0x3C, -2.0 = 0xC0, 0.1 rounds to 1.5 * 2^-4 = 0x2E, 70000
+  // saturates to 57344 = 0x7B.
+  const EncodedPayload e5m2 =
+      MustEncode(8, {0, 1, 5, 7}, {1.0f, -2.0f, 0.1f, 70000.0f},
+                 IndexEncoding::kRawU32, ValueType::kE5M2);
+  EXPECT_EQ(e5m2.value_bytes, Bytes({0x3C, 0xC0, 0x2E, 0x7B}));
+  EXPECT_EQ(e5m2.saturated_values, 1);
+}
+
 TEST(WireFormatTest, DenseFromSparseWritesZeros) {
   // numel 3, 2.0 at index 1, f16: 00 00 | 00 40 | 00 00, no index bytes.
   const EncodedPayload payload =

@@ -159,6 +159,61 @@ TEST_F(DistributedOptimizerApplyTest, GlobalTopKPutsBackWhatTheMergeLeftOut) {
                            sent.at("residual_0")));
 }
 
+// A lossy wire value type (ALGORITHM.md 7): the aggregator received each
+// sent value rounded, so what the rounding took off goes back into the
+// residual, and the selection is conserved bitwise: rounded + residual ==
+// the value selected. Union (every entry applied) and global top-k (the
+// entries left out go back whole).
+TEST_F(DistributedOptimizerApplyTest, LossyWireTypeKeepsTheRoundingError) {
+  for (const double keep_factor : {0.0, 1.5}) {
+    SCOPED_TRACE(keep_factor);
+    NamedParameters parameters = MakeParameters(WeightAndBias());
+    RecordingClient client;
+    client.set_value_type(ValueType::kE5M2);
+    DistributedOptimizerOptions options = MomentumCorrectionOptions();
+    options.merged_keep_factor = keep_factor;
+    ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+        std::unique_ptr<DistributedOptimizer> optimizer,
+        DistributedOptimizer::Create(parameters, options, &client));
+    BackwardWith(parameters, GradientsAt(parameters, 0));
+    const std::optional<LayerContribution> weight = client.Sent({0, kWeight});
+    ASSERT_TRUE(weight.has_value());
+    ASSERT_EQ(weight->indices.size(), 50u);
+    // Under global top-k the merge carries the even positions only.
+    std::vector<bool> applied(weight->indices.size(), true);
+    if (keep_factor > 0.0) {
+      DecodedPayload merged;
+      merged.numel = 5000;
+      merged.value_type = ValueType::kE5M2;
+      for (size_t j = 0; j < weight->indices.size(); ++j) {
+        applied[j] = j % 2 == 0;
+        if (!applied[j]) continue;
+        merged.indices.push_back(weight->indices[j]);
+        merged.values.push_back(0.25f);
+      }
+      client.SetMerged({0, kWeight}, merged);
+    }
+    const Checkpoint before = StateOf(*optimizer, "lossy_before");
+    ENTROGRAD_ASSERT_OK(optimizer->Step());
+    const Checkpoint after = StateOf(*optimizer, "lossy_after");
+    torch::Tensor want = before.at("residual_0").clone();
+    int rounded_entries = 0;
+    for (size_t j = 0; j < weight->indices.size(); ++j) {
+      const float selected = weight->values[j];
+      const float rounded = RoundToValueType(ValueType::kE5M2, selected);
+      rounded_entries += rounded != selected;
+      const float kept = applied[j] ? selected - rounded : selected;
+      ASSERT_EQ(applied[j] ? rounded + kept : kept, selected) << j;
+      want.data_ptr<float>()[weight->indices[j]] = kept;
+    }
+    // Gradients of random normals: e5m2 (2 mantissa bits) rounds nearly all.
+    EXPECT_GT(rounded_entries, 40);
+    EXPECT_TRUE(BitwiseEqual(after.at("residual_0"), want));
+    // The bias is sent whole: no residual to keep its rounding in.
+    EXPECT_EQ(after.at("residual_1").abs().sum().item<float>(), 0.0f);
+  }
+}
+
 // A parameter whose memory is not contiguous (a transposed view, or a conv
 // weight in channels-last format) holds the same values after the same
 // merged update as a contiguous one: the layout changes no bits.

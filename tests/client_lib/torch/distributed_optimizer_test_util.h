@@ -91,6 +91,12 @@ class RecordingClient final : public Client {
     update.payload.dense = contribution.dense;
     update.payload.indices = contribution.indices;
     update.payload.values = contribution.values;
+    // One rank's merge, sent back in the type it came in (a lossy type
+    // rounds each value once: rounding again changes nothing).
+    update.payload.value_type = value_type_;
+    for (float& value : update.payload.values) {
+      value = RoundToValueType(value_type_, value);
+    }
     return update;
   }
 
@@ -99,6 +105,16 @@ class RecordingClient final : public Client {
     applied_.push_back(step);
   }
   ClientTraffic traffic() const override { return {}; }
+  ValueType value_type() const override {
+    absl::MutexLock lock(&mutex_);
+    return value_type_;
+  }
+  // What value_type() reports and merged updates of sent rounds come back
+  // rounded to (default exact float32).
+  void set_value_type(ValueType type) {
+    absl::MutexLock lock(&mutex_);
+    value_type_ = type;
+  }
   void Close() override {}
 
   // Script: SendLayer of `round` returns `status`; WaitMerged of `round`
@@ -154,6 +170,7 @@ class RecordingClient final : public Client {
   std::vector<Round> refused_sends_ ABSL_GUARDED_BY(mutex_);
   std::vector<Round> waits_ ABSL_GUARDED_BY(mutex_);
   std::vector<int64_t> applied_ ABSL_GUARDED_BY(mutex_);
+  ValueType value_type_ ABSL_GUARDED_BY(mutex_) = ValueType::kF32;
 };
 
 // The flat float32 vector a contribution stands for: its values at its

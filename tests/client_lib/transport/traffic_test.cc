@@ -90,5 +90,39 @@ TEST(ClientTrafficTest, HalfPrecisionHalvesValueBytesAndCountsSaturation) {
   EXPECT_EQ(traffic.uplink_dense_bytes, 4000);
 }
 
+// FP8 e5m2 end to end over a real shard: one byte a value each way, the
+// merge comes back in e5m2 (the only type the round was sent in), and the
+// client reports the type so the optimizer can keep the rounding error.
+TEST(ClientTrafficTest, E5M2SendsAndReceivesOneByteValues) {
+  Shards shards(1);
+  ASSERT_TRUE(shards.ok());
+  const std::vector<LayerSpecification> layers = {{"w", 1000}};
+  ClientOptions options = TestOptions(shards.addresses(), "fp8", 0, 1);
+  options.value_type = ValueType::kE5M2;
+  auto client = Client::Connect(options, layers, 3);
+  ENTROGRAD_ASSERT_OK(client);
+  EXPECT_EQ((*client)->value_type(), ValueType::kE5M2);
+  LayerContribution c;
+  c.step = 0;
+  c.layer = 0;
+  c.numel = 1000;
+  c.indices = {1, 5, 900};
+  c.values = {0.1f, 1e6f, -2.0f};  // 0.1 rounds; 1e6 is beyond 57344
+  ENTROGRAD_ASSERT_OK((*client)->SendLayer(c));
+  auto merged = (*client)->WaitMerged(0, 0);
+  ENTROGRAD_ASSERT_OK(merged);
+  EXPECT_EQ(merged->payload.value_type, ValueType::kE5M2);
+  EXPECT_EQ(merged->payload.values,
+            (std::vector<float>{0.09375f, 57344.0f, -2.0f}));
+  const ClientTraffic traffic = (*client)->traffic();
+  EXPECT_EQ(traffic.saturated_values, 1);
+  auto expected = EncodeSparse(c.numel, c.indices, c.values,
+                               {ValueType::kE5M2, std::nullopt});
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(expected->value_bytes.size(), 3u);
+  EXPECT_EQ(traffic.uplink_wire_bytes, expected->WireBytes());
+  EXPECT_EQ(traffic.downlink_wire_bytes, expected->WireBytes());
+}
+
 }  // namespace
 }  // namespace entrograd::testing

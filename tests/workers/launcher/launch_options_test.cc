@@ -37,6 +37,7 @@ TEST(LaunchOptionsTest, ErrorsNameTheFlag) {
       {"--validation", [](LaunchOptions& o) { o.validation = 60000; }},
       {"--warmup_steps", [](LaunchOptions& o) { o.warmup_steps = -1; }},
       {"--value_type", [](LaunchOptions& o) { o.value_type = "fp8"; }},
+      {"--value_type", [](LaunchOptions& o) { o.value_type = "E5M2"; }},
       {"--dense_below", [](LaunchOptions& o) { o.dense_below = -1; }},
       {"--merged_keep_factor",
        [](LaunchOptions& o) { o.merged_keep_factor = 0.5; }},
@@ -106,6 +107,14 @@ TEST(LaunchOptionsTest, RhoIsAFractionUnderEveryPolicy) {
   options.rho = 0.01;
   options.threshold = 2.5;  // a magnitude: any finite value >= 0
   ENTROGRAD_EXPECT_OK(ValidateLaunchOptions(options));
+}
+
+TEST(LaunchOptionsTest, EveryValueTypeOfTheCodecIsAccepted) {
+  LaunchOptions options;
+  for (const char* type : {"f32", "f16", "bf16", "e5m2"}) {
+    options.value_type = type;
+    ENTROGRAD_EXPECT_OK(ValidateLaunchOptions(options)) << type;
+  }
 }
 
 TEST(ChildCommandsTest, ThresholdReachesTheWorker) {

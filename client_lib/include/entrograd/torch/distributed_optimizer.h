@@ -36,6 +36,13 @@
 // left out go back into the residual before the next step, so the
 // compressed gradient is still conserved.
 //
+// A lossy wire value type (the client's value_type(): f16, bf16, e5m2):
+// the aggregator receives each sent value rounded; what the rounding took
+// off goes back into the residual once the merged update arrives, so it is
+// sent later instead of lost (error feedback). Layers sent whole keep no
+// residual and lose their rounding, as does the merged update's own rounding
+// on the way back.
+//
 // Errors: LibTorch's c10::Error is caught at every public entry and returned
 // as INTERNAL; client errors (ABORTED when a rank died, UNAVAILABLE,
 // DEADLINE_EXCEEDED) come back from Step() unchanged. After an error the
@@ -195,10 +202,13 @@ class DistributedOptimizer {
   void OnGradient(size_t index, const torch::Tensor& gradient);
   absl::Status CompressAndSend(size_t index, const torch::Tensor& gradient);
   // Sends layer `index`'s selection, keeping a copy of its entries under
-  // global top-k (merged_keep_factor > 0) for PutBackUnapplied.
+  // global top-k (merged_keep_factor > 0) or a lossy wire value type for
+  // PutBackUnapplied.
   absl::Status SendCompressed(size_t index, CompressedLayer&& compressed);
-  // Global top-k: puts the entries layer `index` sent that `merged` left
-  // out back into its residual (ALGORITHM.md step 7, variant).
+  // Puts what was not applied of layer `index`'s sent entries back into its
+  // residual (ALGORITHM.md step 7): under global top-k the entries `merged`
+  // left out, and under a lossy wire value type the rounding error of the
+  // others.
   absl::Status PutBackUnapplied(size_t index, const DecodedPayload& merged);
   absl::Status StepImpl();
 

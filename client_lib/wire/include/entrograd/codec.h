@@ -34,6 +34,7 @@ enum class ValueType : int {
   kF32 = 1,   // IEEE binary32, little-endian, exact
   kF16 = 2,   // IEEE binary16, round to nearest even, saturating
   kBF16 = 3,  // bfloat16, round to nearest even, saturating
+  kE5M2 = 4,  // FP8 E5M2 (top byte of binary16), nearest even, saturating
 };
 
 // Every encoding and value type, in the fixed order the automatic choice
@@ -41,17 +42,17 @@ enum class ValueType : int {
 inline constexpr IndexEncoding kAllIndexEncodings[] = {
     IndexEncoding::kRawU32, IndexEncoding::kDeltaVarint,
     IndexEncoding::kBitmap, IndexEncoding::kDense};
-inline constexpr ValueType kAllValueTypes[] = {ValueType::kF32, ValueType::kF16,
-                                               ValueType::kBF16};
+inline constexpr ValueType kAllValueTypes[] = {
+    ValueType::kF32, ValueType::kF16, ValueType::kBF16, ValueType::kE5M2};
 
 // "raw_u32", "delta_varint", "bitmap", "dense".
 absl::string_view IndexEncodingName(IndexEncoding encoding);
-// "f32", "f16", "bf16".
+// "f32", "f16", "bf16", "e5m2".
 absl::string_view ValueTypeName(ValueType type);
 // The inverse of ValueTypeName. INVALID_ARGUMENT naming the accepted names
 // for any other text.
 absl::StatusOr<ValueType> ParseValueType(absl::string_view name);
-// Bytes one value takes on the wire: 4, 2, 2.
+// Bytes one value takes on the wire: 4, 2, 2, 1.
 int64_t ValueTypeBytes(ValueType type);
 
 // The largest numel a payload may have: indices travel as uint32.
@@ -165,6 +166,16 @@ uint16_t FloatToHalf(float value, bool* saturated = nullptr);
 float HalfToFloat(uint16_t bits);
 uint16_t FloatToBfloat16(float value, bool* saturated = nullptr);
 float Bfloat16ToFloat(uint16_t bits);
+// FP8 E5M2: binary16's sign, exponent and top 2 mantissa bits (largest
+// finite 57344, smallest subnormal 2^-16).
+uint8_t FloatToE5M2(float value, bool* saturated = nullptr);
+float E5M2ToFloat(uint8_t bits);
+
+// What a receiver decodes of `value` sent as `type`: `value` itself for
+// kF32, else the nearest value of the type (as above). The sender keeps
+// value - RoundToValueType(type, value), the rounding error, in its residual
+// (ALGORITHM.md step 7). Input must be finite.
+float RoundToValueType(ValueType type, float value);
 
 }  // namespace entrograd
 

@@ -111,6 +111,47 @@ inline float Bfloat16BitsToFloat(uint16_t bits) {
   return absl::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
 }
 
+// FP8 E5M2 is binary16 with its low 8 mantissa bits dropped: the same
+// exponent range, 2 mantissa bits. Largest finite 0x7B = 57344; the
+// smallest float that rounds to inf, 61440 = 57344 + half an ulp (8192 / 2),
+// is a tie to the even neighbour 65536, i.e. inf. Subnormals are multiples
+// of 2^-16; at or below 2^-17 (a tie to even 0) a value becomes zero.
+inline constexpr uint8_t kE5M2MaxFinite = 0x7B;
+inline constexpr uint8_t kE5M2QuietNan = 0x7E;
+inline constexpr uint32_t kF32E5M2Overflow = 0x47700000u;   // 61440.0f
+inline constexpr uint32_t kF32E5M2Underflow = 0x37000000u;  // 2^-17
+
+// FloatToE5M2 of codec.h, rounded once from the float (rounding through
+// binary16 first would round twice and can differ at ties).
+inline uint8_t FloatToE5M2Bits(float value, bool* saturated) {
+  const uint32_t bits = absl::bit_cast<uint32_t>(value);
+  const auto sign = static_cast<uint8_t>((bits >> 24) & 0x80u);
+  const uint32_t abs = bits & kF32AbsMask;
+  if (abs > kF32ExpMask) return sign | kE5M2QuietNan;  // NaN: not for the wire
+  if (abs >= kF32E5M2Overflow) {                      // includes inf
+    MarkSaturated(saturated);
+    return sign | kE5M2MaxFinite;
+  }
+  if (abs >= kF32HalfMinNormal) {
+    // As FloatToHalfBits, keeping 2 mantissa bits instead of 10.
+    const uint32_t rebased = abs - ((127u - 15u) << 23);
+    return sign | static_cast<uint8_t>(ShiftRightRoundEven(rebased, 21));
+  }
+  if (abs <= kF32E5M2Underflow) return sign;  // +-0, sign kept
+  // Subnormal: round(value / 2^-16) = m >> (134 - e) with biased exponent e
+  // (110..112) and implicit-1 mantissa m; rounding up to 4 yields the
+  // smallest normal, the right encoding.
+  const uint32_t exponent = abs >> 23;
+  const uint32_t mantissa = (abs & 0x7FFFFFu) | 0x800000u;
+  return sign | static_cast<uint8_t>(ShiftRightRoundEven(
+                    mantissa, static_cast<int>(134u - exponent)));
+}
+
+// E5M2ToFloat of codec.h: the top byte of a binary16, exact.
+inline float E5M2BitsToFloat(uint8_t bits) {
+  return HalfBitsToFloat(static_cast<uint16_t>(bits << 8));
+}
+
 }  // namespace entrograd::codec_internal
 
 #endif  // ENTROGRAD_CODEC_HALF_FLOAT_H_

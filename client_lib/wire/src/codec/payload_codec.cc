@@ -35,6 +35,8 @@ absl::string_view ValueTypeName(ValueType type) {
       return "f16";
     case ValueType::kBF16:
       return "bf16";
+    case ValueType::kE5M2:
+      return "e5m2";
   }
   return "unknown";
 }
@@ -44,11 +46,20 @@ absl::StatusOr<ValueType> ParseValueType(absl::string_view name) {
     if (name == ValueTypeName(type)) return type;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown value type \"", name, "\"; expected f32, f16 or bf16"));
+      "unknown value type \"", name, "\"; expected f32, f16, bf16 or e5m2"));
 }
 
 int64_t ValueTypeBytes(ValueType type) {
-  return type == ValueType::kF32 ? 4 : 2;
+  switch (type) {
+    case ValueType::kF32:
+      return 4;
+    case ValueType::kF16:
+    case ValueType::kBF16:
+      return 2;
+    case ValueType::kE5M2:
+      return 1;
+  }
+  return 4;
 }
 
 PayloadView ViewOf(const EncodedPayload& payload) {

@@ -31,7 +31,7 @@ absl::Status CheckHeader(const PayloadView& payload) {
         absl::StrCat("index_encoding: unknown value ", payload.index_encoding));
   }
   if (payload.value_type < static_cast<int>(ValueType::kF32) ||
-      payload.value_type > static_cast<int>(ValueType::kBF16)) {
+      payload.value_type > static_cast<int>(ValueType::kE5M2)) {
     return absl::InvalidArgumentError(
         absl::StrCat("value_type: unknown value ", payload.value_type));
   }

@@ -38,7 +38,8 @@ absl::Status CheckNumel(uint64_t numel, absl::string_view what) {
 // the switches below only ever see known values.
 absl::Status CheckOptions(const EncodeOptions& options) {
   const int type = static_cast<int>(options.value_type);
-  if (type < 1 || type > 3) {
+  if (type < static_cast<int>(ValueType::kF32) ||
+      type > static_cast<int>(ValueType::kE5M2)) {
     return absl::InvalidArgumentError(
         absl::StrCat("options.value_type: unknown value ", type));
   }

@@ -49,6 +49,15 @@ struct Bf16Writer {
   }
 };
 
+struct E5M2Writer {
+  static constexpr int kBytes = 1;
+  static void Write(float value, char* out, int64_t* saturated) {
+    bool hit = false;
+    *out = static_cast<char>(FloatToE5M2Bits(value, &hit));
+    *saturated += hit;
+  }
+};
+
 template <typename Writer>
 int64_t WriteAll(absl::Span<const float> values, char* out) {
   int64_t saturated = 0;
@@ -84,6 +93,18 @@ absl::Status Read16(absl::string_view bytes, float* out) {
       return NonFiniteError("value_bytes", j, is_nan);
     }
     out[j] = kToFloat(bits);
+  }
+  return absl::OkStatus();
+}
+
+// E5M2: exponent field 0x7C all ones means NaN (mantissa != 0) or Inf.
+absl::Status ReadE5M2(absl::string_view bytes, float* out) {
+  for (size_t j = 0; j < bytes.size(); ++j) {
+    const auto bits = static_cast<uint8_t>(bytes[j]);
+    if ((bits & 0x7Cu) == 0x7Cu) {
+      return NonFiniteError("value_bytes", j, (bits & 0x03u) != 0);
+    }
+    out[j] = E5M2BitsToFloat(bits);
   }
   return absl::OkStatus();
 }
@@ -130,6 +151,8 @@ int64_t WriteValues(ValueType type, absl::Span<const float> values, char* out) {
       return WriteAll<F16Writer>(values, out);
     case ValueType::kBF16:
       return WriteAll<Bf16Writer>(values, out);
+    case ValueType::kE5M2:
+      return WriteAll<E5M2Writer>(values, out);
   }
   return 0;
 }
@@ -143,6 +166,8 @@ int64_t WriteValuesAt(ValueType type, absl::Span<const uint32_t> indices,
       return WriteAt<F16Writer>(indices, values, out);
     case ValueType::kBF16:
       return WriteAt<Bf16Writer>(indices, values, out);
+    case ValueType::kE5M2:
+      return WriteAt<E5M2Writer>(indices, values, out);
   }
   return 0;
 }
@@ -165,6 +190,8 @@ absl::Status ReadValues(ValueType type, absl::string_view bytes, float* out) {
       return Read16<HalfBitsToFloat, 0x7C00>(bytes, out);
     case ValueType::kBF16:
       return Read16<Bfloat16BitsToFloat, 0x7F80>(bytes, out);
+    case ValueType::kE5M2:
+      return ReadE5M2(bytes, out);
   }
   return absl::InternalError("value_bytes: unknown value type");
 }
