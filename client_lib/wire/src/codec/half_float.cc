@@ -29,7 +29,9 @@ uint8_t FloatToE5M2(float value, bool* saturated) {
   return codec_internal::FloatToE5M2Bits(value, saturated);
 }
 
-float E5M2ToFloat(uint8_t bits) { return codec_internal::E5M2BitsToFloat(bits); }
+float E5M2ToFloat(uint8_t bits) {
+  return codec_internal::E5M2BitsToFloat(bits);
+}
 
 float RoundToValueType(ValueType type, float value) {
   switch (type) {
