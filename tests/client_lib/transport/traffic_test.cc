@@ -62,66 +62,75 @@ TEST(ClientTrafficTest, CountsPayloadBytesBothWays) {
             runs[1].traffic.downlink_wire_bytes);
 }
 
-TEST(ClientTrafficTest, HalfPrecisionHalvesValueBytesAndCountsSaturation) {
+// One rank alone sends one contribution of layer "w" (1000 elements) in
+// `type` through a real shard and waits for the merge: what a narrow value
+// type does to the values, both ways, and to the counters.
+struct NarrowRound {
+  LayerContribution sent;
+  MergedLayerUpdate merged;
+  ClientTraffic traffic;
+  ValueType reported = ValueType::kF32;  // the client's value_type()
+};
+
+void RunNarrowRound(ValueType type, std::vector<float> values,
+                    NarrowRound* out) {
   Shards shards(1);
   ASSERT_TRUE(shards.ok());
   const std::vector<LayerSpecification> layers = {{"w", 1000}};
-  ClientOptions options = TestOptions(shards.addresses(), "half", 0, 1);
-  options.value_type = ValueType::kF16;
+  ClientOptions options = TestOptions(shards.addresses(),
+                                      std::string(ValueTypeName(type)), 0, 1);
+  options.value_type = type;
   auto client = Client::Connect(options, layers, 3);
   ENTROGRAD_ASSERT_OK(client);
-  LayerContribution c;
-  c.step = 0;
-  c.layer = 0;
-  c.numel = 1000;
-  c.indices = {1, 5, 900};
-  c.values = {0.5f, 1e6f, -2.0f};  // 1e6 is beyond binary16's 65504
-  ENTROGRAD_ASSERT_OK((*client)->SendLayer(c));
+  out->reported = (*client)->value_type();
+  out->sent.step = 0;
+  out->sent.layer = 0;
+  out->sent.numel = 1000;
+  out->sent.indices = {1, 5, 900};
+  out->sent.values = std::move(values);
+  ENTROGRAD_ASSERT_OK((*client)->SendLayer(out->sent));
   auto merged = (*client)->WaitMerged(0, 0);
   ENTROGRAD_ASSERT_OK(merged);
-  EXPECT_EQ(merged->payload.values,
-            (std::vector<float>{0.5f, 65504.0f, -2.0f}));
-  const ClientTraffic traffic = (*client)->traffic();
-  EXPECT_EQ(traffic.saturated_values, 1);
-  auto expected = EncodeSparse(c.numel, c.indices, c.values,
-                               {ValueType::kF16, std::nullopt});
-  ASSERT_TRUE(expected.ok());
-  EXPECT_EQ(traffic.uplink_wire_bytes, expected->WireBytes());
-  EXPECT_EQ(traffic.uplink_dense_bytes, 4000);
+  out->merged = *std::move(merged);
+  out->traffic = (*client)->traffic();
 }
 
-// FP8 e5m2 end to end over a real shard: one byte a value each way, the
-// merge comes back in e5m2 (the only type the round was sent in), and the
-// client reports the type so the optimizer can keep the rounding error.
-TEST(ClientTrafficTest, E5M2SendsAndReceivesOneByteValues) {
-  Shards shards(1);
-  ASSERT_TRUE(shards.ok());
-  const std::vector<LayerSpecification> layers = {{"w", 1000}};
-  ClientOptions options = TestOptions(shards.addresses(), "fp8", 0, 1);
-  options.value_type = ValueType::kE5M2;
-  auto client = Client::Connect(options, layers, 3);
-  ENTROGRAD_ASSERT_OK(client);
-  EXPECT_EQ((*client)->value_type(), ValueType::kE5M2);
-  LayerContribution c;
-  c.step = 0;
-  c.layer = 0;
-  c.numel = 1000;
-  c.indices = {1, 5, 900};
-  c.values = {0.1f, 1e6f, -2.0f};  // 0.1 rounds; 1e6 is beyond 57344
-  ENTROGRAD_ASSERT_OK((*client)->SendLayer(c));
-  auto merged = (*client)->WaitMerged(0, 0);
-  ENTROGRAD_ASSERT_OK(merged);
-  EXPECT_EQ(merged->payload.value_type, ValueType::kE5M2);
-  EXPECT_EQ(merged->payload.values,
-            (std::vector<float>{0.09375f, 57344.0f, -2.0f}));
-  const ClientTraffic traffic = (*client)->traffic();
-  EXPECT_EQ(traffic.saturated_values, 1);
-  auto expected = EncodeSparse(c.numel, c.indices, c.values,
-                               {ValueType::kE5M2, std::nullopt});
+// The uplink bytes are those of the contribution encoded in `type`.
+void ExpectUplinkBytesOf(const NarrowRound& round, ValueType type) {
+  auto expected = EncodeSparse(round.sent.numel, round.sent.indices,
+                               round.sent.values, {type, std::nullopt});
   ASSERT_TRUE(expected.ok());
-  EXPECT_EQ(expected->value_bytes.size(), 3u);
-  EXPECT_EQ(traffic.uplink_wire_bytes, expected->WireBytes());
-  EXPECT_EQ(traffic.downlink_wire_bytes, expected->WireBytes());
+  EXPECT_EQ(expected->value_bytes.size(),
+            round.sent.values.size() * ValueTypeBytes(type));
+  EXPECT_EQ(round.traffic.uplink_wire_bytes, expected->WireBytes());
+  EXPECT_EQ(round.traffic.uplink_dense_bytes, 4000);
+}
+
+TEST(ClientTrafficTest, HalfPrecisionHalvesValueBytesAndCountsSaturation) {
+  NarrowRound round;
+  // 1e6 is beyond binary16's 65504.
+  RunNarrowRound(ValueType::kF16, {0.5f, 1e6f, -2.0f}, &round);
+  EXPECT_EQ(round.reported, ValueType::kF16);
+  EXPECT_EQ(round.merged.payload.values,
+            (std::vector<float>{0.5f, 65504.0f, -2.0f}));
+  EXPECT_EQ(round.traffic.saturated_values, 1);
+  ExpectUplinkBytesOf(round, ValueType::kF16);
+}
+
+// FP8 e5m2: one byte a value each way, the merge comes back in e5m2 (the
+// only type the round was sent in), and the client reports the type so the
+// optimizer can keep the rounding error.
+TEST(ClientTrafficTest, E5M2SendsAndReceivesOneByteValues) {
+  NarrowRound round;
+  // 0.1 rounds to 1.5 * 2^-4; 1e6 is beyond e5m2's 57344.
+  RunNarrowRound(ValueType::kE5M2, {0.1f, 1e6f, -2.0f}, &round);
+  EXPECT_EQ(round.reported, ValueType::kE5M2);
+  EXPECT_EQ(round.merged.payload.value_type, ValueType::kE5M2);
+  EXPECT_EQ(round.merged.payload.values,
+            (std::vector<float>{0.09375f, 57344.0f, -2.0f}));
+  EXPECT_EQ(round.traffic.saturated_values, 1);
+  ExpectUplinkBytesOf(round, ValueType::kE5M2);
+  EXPECT_EQ(round.traffic.downlink_wire_bytes, round.traffic.uplink_wire_bytes);
 }
 
 }  // namespace

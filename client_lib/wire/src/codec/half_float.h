@@ -44,33 +44,50 @@ inline uint32_t ShiftRightRoundEven(uint32_t value, int shift) {
   return (value + (half - 1) + kept_lsb) >> shift;
 }
 
-// FloatToHalf of codec.h. Never called with NaN on the encode path (the
-// encoder rejects it first); it maps to a quiet NaN, and +-inf saturates.
-inline uint16_t FloatToHalfBits(float value, bool* saturated) {
+// Rounds a float to a format with binary16's exponent range (bias 15,
+// subnormals down to 2^-(14 + kMantissaBits)) that keeps kMantissaBits of
+// the mantissa: binary16 itself (10) or FP8 E5M2 (2), returned as the
+// format's bits in `Bits` (sign in its top bit). Never called with NaN on
+// the encode path (the encoder rejects it first); it maps to `kQuietNan`,
+// and +-inf saturates. `kOverflow` is the smallest float that rounds to inf
+// under round-to-nearest-even, `kUnderflow` the largest that rounds to 0.
+template <typename Bits, int kMantissaBits, uint32_t kOverflow,
+          uint32_t kUnderflow, Bits kMaxFinite, Bits kQuietNan>
+inline Bits FloatToBinary16RangeBits(float value, bool* saturated) {
+  constexpr int kWidth = 8 * static_cast<int>(sizeof(Bits));
+  constexpr int kDroppedBits = 23 - kMantissaBits;
   const uint32_t bits = absl::bit_cast<uint32_t>(value);
-  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const auto sign =
+      static_cast<Bits>((bits >> (32 - kWidth)) & (1u << (kWidth - 1)));
   const uint32_t abs = bits & kF32AbsMask;
-  if (abs > kF32ExpMask) return sign | kHalfQuietNan;  // NaN: not for the wire
-  if (abs >= kF32HalfOverflow) {                       // includes inf
+  if (abs > kF32ExpMask) return sign | kQuietNan;  // NaN: not for the wire
+  if (abs >= kOverflow) {                          // includes inf
     MarkSaturated(saturated);
-    return sign | kHalfMaxFinite;
+    return sign | kMaxFinite;
   }
   if (abs >= kF32HalfMinNormal) {
-    // Rebias the exponent (127 -> 15) and round the 23-bit mantissa to 10
-    // bits; a carry out of the mantissa correctly bumps the exponent, and
-    // cannot reach inf because abs < kF32HalfOverflow.
+    // Rebias the exponent (127 -> 15) and round the 23-bit mantissa to
+    // kMantissaBits; a carry out of the mantissa correctly bumps the
+    // exponent, and cannot reach inf because abs < kOverflow.
     const uint32_t rebased = abs - ((127u - 15u) << 23);
-    return sign | static_cast<uint16_t>(ShiftRightRoundEven(rebased, 13));
+    return sign | static_cast<Bits>(ShiftRightRoundEven(rebased, kDroppedBits));
   }
-  if (abs <= kF32HalfUnderflow) return sign;  // +-0, sign kept
-  // Subnormal half: the result is round(value / 2^-24). With biased float
-  // exponent e (102..112) and implicit-1 mantissa m, value = m * 2^(e-150),
-  // so value / 2^-24 = m >> (126 - e). Rounding up to 0x400 yields the
-  // smallest normal, which is the right encoding.
+  if (abs <= kUnderflow) return sign;  // +-0, sign kept
+  // Subnormal: the result is round(value / 2^-(14 + kMantissaBits)). With
+  // biased float exponent e and implicit-1 mantissa m, value = m * 2^(e-150),
+  // so that is m >> (136 - kMantissaBits - e). Rounding up to the first
+  // normal pattern yields the smallest normal, which is the right encoding.
   const uint32_t exponent = abs >> 23;
   const uint32_t mantissa = (abs & 0x7FFFFFu) | 0x800000u;
-  return sign | static_cast<uint16_t>(ShiftRightRoundEven(
-                    mantissa, static_cast<int>(126u - exponent)));
+  return sign | static_cast<Bits>(ShiftRightRoundEven(
+                    mantissa, static_cast<int>(136u - kMantissaBits - exponent)));
+}
+
+// FloatToHalf of codec.h.
+inline uint16_t FloatToHalfBits(float value, bool* saturated) {
+  return FloatToBinary16RangeBits<uint16_t, 10, kF32HalfOverflow,
+                                  kF32HalfUnderflow, kHalfMaxFinite,
+                                  kHalfQuietNan>(value, saturated);
 }
 
 // HalfToFloat of codec.h: exact for every pattern, inf and NaN included.
@@ -124,27 +141,9 @@ inline constexpr uint32_t kF32E5M2Underflow = 0x37000000u;  // 2^-17
 // FloatToE5M2 of codec.h, rounded once from the float (rounding through
 // binary16 first would round twice and can differ at ties).
 inline uint8_t FloatToE5M2Bits(float value, bool* saturated) {
-  const uint32_t bits = absl::bit_cast<uint32_t>(value);
-  const auto sign = static_cast<uint8_t>((bits >> 24) & 0x80u);
-  const uint32_t abs = bits & kF32AbsMask;
-  if (abs > kF32ExpMask) return sign | kE5M2QuietNan;  // NaN: not for the wire
-  if (abs >= kF32E5M2Overflow) {                      // includes inf
-    MarkSaturated(saturated);
-    return sign | kE5M2MaxFinite;
-  }
-  if (abs >= kF32HalfMinNormal) {
-    // As FloatToHalfBits, keeping 2 mantissa bits instead of 10.
-    const uint32_t rebased = abs - ((127u - 15u) << 23);
-    return sign | static_cast<uint8_t>(ShiftRightRoundEven(rebased, 21));
-  }
-  if (abs <= kF32E5M2Underflow) return sign;  // +-0, sign kept
-  // Subnormal: round(value / 2^-16) = m >> (134 - e) with biased exponent e
-  // (110..112) and implicit-1 mantissa m; rounding up to 4 yields the
-  // smallest normal, the right encoding.
-  const uint32_t exponent = abs >> 23;
-  const uint32_t mantissa = (abs & 0x7FFFFFu) | 0x800000u;
-  return sign | static_cast<uint8_t>(ShiftRightRoundEven(
-                    mantissa, static_cast<int>(134u - exponent)));
+  return FloatToBinary16RangeBits<uint8_t, 2, kF32E5M2Overflow,
+                                  kF32E5M2Underflow, kE5M2MaxFinite,
+                                  kE5M2QuietNan>(value, saturated);
 }
 
 // E5M2ToFloat of codec.h: the top byte of a binary16, exact.
