@@ -29,8 +29,8 @@ namespace entrograd::aggregator {
 // by_rank.size().
 //
 // The merged values go in float32 unless every contribution came in the
-// same narrower type (f16, bf16 or e5m2) and `accepted_by_every_rank` lists it:
-// then in that type, which shrinks the downlink's values the way the
+// same narrower type (f16, bf16 or e5m2) and `accepted_by_every_rank` lists
+// it: then in that type, which shrinks the downlink's values the way the
 // senders shrank theirs. The merge is a mean, so it fits in the type its
 // contributions fit in. The float32 mean is rounded once, the same bytes for
 // every rank; the choice depends on the contributions and on what the ranks

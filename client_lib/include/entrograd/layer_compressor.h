@@ -120,11 +120,12 @@ class LayerCompressor {
   // top-k the whole selected value of an entry the merged update left out
   // (with the values as selected, G at those entries equals A before the
   // selection, bit for bit), and for a lossy wire value type the rounding
-  // error of an entry that was applied. Velocities stay masked. Errors, state unchanged: FAILED_PRECONDITION for a layer sent whole
-  // (it keeps no residual) or with an accumulation pending (its A would
-  // miss them); INVALID_ARGUMENT for indices.size() != values.size(),
-  // indices not strictly ascending or not below numel, or a value or sum
-  // that is not finite (naming the element).
+  // error of an entry that was applied. Velocities stay masked. Errors,
+  // state unchanged: FAILED_PRECONDITION for a layer sent whole (it keeps
+  // no residual) or with an accumulation pending (its A would miss them);
+  // INVALID_ARGUMENT for indices.size() != values.size(), indices not
+  // strictly ascending or not below numel, or a value or sum that is not
+  // finite (naming the element).
   absl::Status KeepUnapplied(absl::Span<const uint32_t> indices,
                              absl::Span<const float> values);
 
