@@ -1,11 +1,13 @@
 """DistributedOptimizer from Python: step() releases the GIL while it
 waits, and without momentum correction a torch.optim optimizer steps on the
-merged gradients."""
+merged gradients, which in f16, bf16 and e5m2 are the gradients rounded once
+to nearest even."""
 
 import math
 import threading
 import time
 
+import numpy as np
 import pytest
 import torch
 
@@ -183,3 +185,83 @@ def test_layer_totals_count_what_was_sent_and_applied(aggregator):
         assert a["sent_share"] == a["merged_share"] == (steps * k) / (steps * a["numel"])
     for _, client, _ in ranks:
         client.close()
+
+
+def nearest_even_table(value_type):
+    """Every non-negative finite value of a narrow wire type, ascending, as
+    float64, with its bit pattern: the reference the codec's rounding is
+    checked against, built from the formats' definitions and not from the
+    codec (binary16 and bfloat16 through numpy, e5m2 as binary16's top byte)."""
+    if value_type == "f16":
+        patterns = np.arange(0x7C00, dtype=np.uint16)
+        values = patterns.view(np.float16).astype(np.float64)
+    elif value_type == "bf16":
+        patterns = np.arange(0x7F80, dtype=np.uint32)
+        values = (patterns << 16).view(np.float32).astype(np.float64)
+    else:
+        patterns = np.arange(0x7C, dtype=np.uint16)
+        values = (patterns << 8).view(np.float16).astype(np.float64)
+    return values, patterns
+
+
+def round_to_nearest_even(x, value_type):
+    """float32 tensor -> float32 tensor of the nearest value of the type,
+    ties to the even pattern (none of the test's values is out of range)."""
+    values, patterns = nearest_even_table(value_type)
+    magnitude = np.abs(x.numpy().astype(np.float64))
+    assert magnitude.max() < values[-1]
+    above = np.searchsorted(values, magnitude)  # values[above - 1] < m <= values[above]
+    above = np.clip(above, 1, len(values) - 1)
+    low, high = values[above - 1], values[above]
+    take_high = (high - magnitude < magnitude - low) | (
+        (high - magnitude == magnitude - low) & (patterns[above] % 2 == 0))
+    nearest = np.where(take_high, high, low)
+    return torch.from_numpy(np.copysign(nearest, x.numpy()).astype(np.float32))
+
+
+@pytest.mark.parametrize("value_type,bytes_per_value", [("f16", 2), ("bf16", 2), ("e5m2", 1)])
+def test_narrow_value_types_round_each_gradient_once(aggregator, value_type,
+                                                     bytes_per_value):
+    """One rank, `dense` policy, no momentum correction, values sent in a
+    narrow type: the merged gradient is each gradient rounded once to the
+    nearest value of that type, ties to even, so SGD stepping on it gives
+    the bits of plain PyTorch training on the rounded gradients. Each way,
+    the wire carries bytes_per_value for every non-zero rounded value, and
+    never more than the whole layers in the type (plus headers)."""
+    torch.manual_seed(3)
+    reference = FashionCnn()
+    reference_sgd = torch.optim.SGD(reference.parameters(), lr=0.05)
+    torch.manual_seed(3)
+    model = FashionCnn()
+    client = entrograd.Client(shards=[aggregator.address], job_id=f"narrow-{value_type}",
+                              rank=0, world_size=1, value_type=value_type)
+    optimizer = entrograd.DistributedOptimizer(
+        model.named_parameters(), client, lr=0.05, policy="dense",
+        momentum_correction=False, optimizer=torch.optim.SGD(model.parameters(), lr=0.05))
+    rounded_some = False
+    nonzero_values = 0
+    for step in range(2):
+        images, labels = batch(seed=step)
+        reference_sgd.zero_grad()
+        torch.nn.functional.cross_entropy(reference(images), labels).backward()
+        for parameter in reference.parameters():
+            rounded = round_to_nearest_even(parameter.grad, value_type)
+            rounded_some |= not torch.equal(rounded, parameter.grad)
+            nonzero_values += int(torch.count_nonzero(rounded))
+            parameter.grad.copy_(rounded)
+        reference_sgd.step()
+
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(images), labels).backward()
+        optimizer.step()
+    assert rounded_some, "no gradient needed rounding: the test would prove nothing"
+    for (name, a), b in zip(model.named_parameters(), reference.parameters()):
+        assert torch.equal(a.detach().view(torch.int32), b.detach().view(torch.int32)), name
+    traffic = client.traffic()
+    values = 2 * sum(p.numel() for p in model.parameters())
+    for direction in ("uplink", "downlink"):
+        wire = traffic[f"{direction}_wire_bytes"]
+        assert traffic[f"{direction}_dense_bytes"] == 4 * values
+        assert bytes_per_value * nonzero_values <= wire, (direction, wire)
+        assert wire < bytes_per_value * values * 1.01, (direction, wire)
+    client.close()
