@@ -30,7 +30,8 @@ step could exploit.
 Simplifications: the ranks never put back the entries global top-k left
 out (the real optimizer does, ALGORITHM.md 7), values are float32 (e5m2
 rounding changes which entries are selected only a little), and the data
-order is a plain shuffle, not the workers' sampler. The indices' statistics, not the accuracy, are what is measured.
+order is a plain shuffle, not the workers' sampler. The indices'
+statistics, not the accuracy, are what is measured.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/index_code_study.py --steps 300 \
         --out out/index_code

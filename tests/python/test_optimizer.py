@@ -3,6 +3,7 @@ waits, and without momentum correction a torch.optim optimizer steps on the
 merged gradients, which in f16, bf16 and e5m2 are the gradients rounded once
 to nearest even."""
 
+import functools
 import math
 import threading
 import time
@@ -187,6 +188,7 @@ def test_layer_totals_count_what_was_sent_and_applied(aggregator):
         client.close()
 
 
+@functools.lru_cache(maxsize=None)
 def nearest_even_table(value_type):
     """Every non-negative finite value of a narrow wire type, ascending, as
     float64, with its bit pattern: the reference the codec's rounding is
