@@ -85,6 +85,11 @@ class DistributedOptimizer:
       ranks' entries back; c in [1, 1e6] takes only the ceil(c * largest k)
       merged entries of largest magnitude per compressed layer, and this
       rank's entries left out go back into its residual.
+    accumulate_in_update_space: keep the residual and velocity in update
+      units (momentum correction only): setting lr from a to b scales them by
+      a / b, so every gradient is applied at the rate of its own step. False
+      (the default) is the method as specified; under a constant lr the two
+      are the same bytes.
     optimizer: a torch.optim optimizer over the same parameters, required
       when momentum_correction is False (it steps on the merged .grad).
     state: resume from a state_dict() or a save_state() file.
@@ -95,7 +100,7 @@ class DistributedOptimizer:
                  min_keep_ratio=None, budget_density=None, threshold=None,
                  intervals=None, dense_below=None, warmup_steps=None,
                  entropy_of=None, share_hold_steps=None, merged_keep_factor=0.0,
-                 optimizer=None, state=None):
+                 accumulate_in_update_space=False, optimizer=None, state=None):
         if not isinstance(client, Client):
             raise TypeError(f"client must be entrograd.Client, not {type(client).__name__}")
         named = _named_parameters(named_parameters)
@@ -121,7 +126,8 @@ class DistributedOptimizer:
         self._inner = optimizer if not options.momentum_correction else None
         self._impl = _C.DistributedOptimizer(named, client._impl, options, float(lr),
                                              float(weight_decay), first_step,
-                                             float(merged_keep_factor))
+                                             float(merged_keep_factor),
+                                             bool(accumulate_in_update_space))
         self._parameters = [tensor for _, tensor in named]
         self.last_stats = None
         if state is not None:

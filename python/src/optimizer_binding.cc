@@ -70,7 +70,8 @@ class PyDistributedOptimizer {
   PyDistributedOptimizer(const NamedTensors& parameters, PyClient& client,
                          const CompressionOptions& compression,
                          double learning_rate, double weight_decay,
-                         int64_t first_step, double merged_keep_factor)
+                         int64_t first_step, double merged_keep_factor,
+                         bool accumulate_in_update_space)
       : client_(client) {
     std::vector<torch::Tensor> tensors;
     for (const auto& [name, tensor] : parameters) {
@@ -82,6 +83,7 @@ class PyDistributedOptimizer {
     options.learning_rate = learning_rate;
     options.weight_decay = weight_decay;
     options.merged_keep_factor = merged_keep_factor;
+    options.accumulate_in_update_space = accumulate_in_update_space;
     options.metrics = client.metrics();  // nullptr: none
     if (!compression.momentum_correction) {
       inner_ = std::make_unique<GradientsOnlyOptimizer>(tensors);
@@ -224,10 +226,11 @@ void RegisterDistributedOptimizer(py::module_& module) {
 
   py::class_<PyDistributedOptimizer>(module, "DistributedOptimizer")
       .def(py::init<const NamedTensors&, PyClient&, const CompressionOptions&,
-                    double, double, int64_t, double>(),
+                    double, double, int64_t, double, bool>(),
            py::arg("named_parameters"), py::arg("client"),
            py::arg("compression"), py::arg("lr"), py::arg("weight_decay"),
            py::arg("first_step"), py::arg("merged_keep_factor") = 0.0,
+           py::arg("accumulate_in_update_space") = false,
            // The C++ optimizer keeps the client's Client*.
            py::keep_alive<1, 3>())
       .def("step", &PyDistributedOptimizer::Step)

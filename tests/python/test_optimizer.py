@@ -150,6 +150,34 @@ def test_lr_can_follow_a_schedule(aggregator):
     client.close()
 
 
+@pytest.mark.parametrize("update_space", [False, True])
+def test_update_space_accumulation_scales_the_state_when_lr_changes(aggregator,
+                                                                      update_space):
+    """With accumulate_in_update_space, setting lr from 0.1 to 0.04 scales
+    every layer's residual and velocity by 2.5 (in float64, rounded once to
+    float32); without it they stay as they are. A constant lr changes
+    nothing either way."""
+    model, client, optimizer = make(
+        aggregator, f"update-space-{update_space}", 0, 1, lr=0.1, policy="topk",
+        rho=0.01, dense_below=0, accumulate_in_update_space=update_space)
+    images, labels = batch(seed=0)
+    torch.nn.functional.cross_entropy(model(images), labels).backward()
+    optimizer.step()
+    before = optimizer.state_dict()
+    keys = [key for key in before if key.startswith(("residual_", "velocity_"))]
+    assert len(keys) == 2 * len(list(model.parameters()))
+    optimizer.lr = 0.1
+    unchanged = optimizer.state_dict()
+    assert all(torch.equal(before[key], unchanged[key]) for key in keys)
+    optimizer.lr = 0.04
+    after = optimizer.state_dict()
+    for key in keys:
+        assert before[key].abs().sum() > 0, key
+        want = (before[key].double() * (0.1 / 0.04)).float() if update_space else before[key]
+        assert torch.equal(after[key].view(torch.int32), want.view(torch.int32)), key
+    client.close()
+
+
 def test_layer_totals_count_what_was_sent_and_applied(aggregator):
     """Two ranks of top-k with global selection, every layer compressed:
     each layer sends its k entries a step and gets back as many (gTop-k

@@ -182,6 +182,7 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   options.compression.momentum = config.momentum;
   options.learning_rate = config.learning_rate;
   options.merged_keep_factor = config.merged_keep_factor;
+  options.accumulate_in_update_space = config.accumulate_in_update_space;
   std::unique_ptr<torch::optim::SGD> inner;
   if (!options.compression.momentum_correction) {
     inner = std::make_unique<torch::optim::SGD>(

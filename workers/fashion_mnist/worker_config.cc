@@ -85,6 +85,11 @@ absl::Status ValidateWorkerConfig(const WorkerConfig& config) {
   if (!(config.momentum >= 0.0 && config.momentum < 1.0)) {
     return Bad("momentum", "expected 0 <= momentum < 1");
   }
+  if (config.accumulate_in_update_space && config.momentum == 0.0) {
+    return Bad("accumulate_in_update_space",
+               "needs --momentum > 0 (momentum correction); at momentum 0 the "
+               "torch optimizer applies the merged gradient at its own rate");
+  }
   if (config.eval_every < 0) return Bad("eval_every", "expected >= 0");
   if (config.eval_samples < 0) return Bad("eval_samples", "expected >= 0");
   if (config.checkpoint_interval < 0) {

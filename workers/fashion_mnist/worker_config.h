@@ -51,6 +51,10 @@ struct WorkerConfig {
   // [1, 1e6] takes only ceil(c * largest k) merged entries per layer
   // (DistributedOptimizerOptions::merged_keep_factor).
   double merged_keep_factor = 0.0;
+  // Keep the residual and velocity in update units, scaled when the rate
+  // changes (DistributedOptimizerOptions::accumulate_in_update_space);
+  // needs momentum > 0.
+  bool accumulate_in_update_space = false;
   int64_t intervals = CompressionOptions{}.intervals;
   int64_t dense_below = CompressionOptions{}.dense_below;
   int64_t warmup_steps = CompressionOptions{}.warmup_steps;

@@ -61,6 +61,12 @@ ABSL_FLAG(double, merged_keep_factor, Defaults().merged_keep_factor,
           "[1, 1e6] takes only the ceil(c * largest k) merged entries of "
           "largest magnitude per compressed layer, and keeps the rest of "
           "this rank's entries in its residual");
+ABSL_FLAG(bool, accumulate_in_update_space,
+          Defaults().accumulate_in_update_space,
+          "keep the residual and velocity in update units: when the "
+          "learning rate changes from a to b they are scaled by a / b, so "
+          "every gradient is applied at the rate of its own step (needs "
+          "--momentum > 0)");
 ABSL_FLAG(int64_t, intervals, Defaults().intervals, "entropy intervals M");
 ABSL_FLAG(int64_t, dense_below, Defaults().dense_below,
           "layers with fewer elements are sent dense");
@@ -183,6 +189,8 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
   }
   config.share_hold_steps = absl::GetFlag(FLAGS_share_hold_steps);
   config.merged_keep_factor = absl::GetFlag(FLAGS_merged_keep_factor);
+  config.accumulate_in_update_space =
+      absl::GetFlag(FLAGS_accumulate_in_update_space);
   config.intervals = absl::GetFlag(FLAGS_intervals);
   config.dense_below = absl::GetFlag(FLAGS_dense_below);
   config.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);

@@ -115,6 +115,18 @@ class LayerCompressor {
   absl::Status RestoreState(absl::Span<const float> residual,
                             absl::Span<const float> velocity);
 
+  // Multiplies G and V by `factor`, each element rounded to float32 once
+  // (float(double(x) * factor)), so that they stay in update units when the
+  // learning rate changes (DistributedOptimizerOptions::
+  // accumulate_in_update_space). A layer sent whole keeps its zeros.
+  // CheckScaleState says whether ScaleState would succeed, changing nothing,
+  // so that a caller scaling several layers can check them all first.
+  // Errors, state unchanged: INVALID_ARGUMENT unless factor is finite and
+  // > 0, or when a scaled value would not be finite (naming the element);
+  // FAILED_PRECONDITION with an accumulation pending.
+  absl::Status CheckScaleState(double factor) const;
+  absl::Status ScaleState(double factor);
+
   // The part of a sent selection that was not applied goes back into the
   // residual, G[indices[j]] += values[j] (ALGORITHM.md step 7): under global
   // top-k the whole selected value of an entry the merged update left out

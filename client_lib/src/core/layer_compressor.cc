@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "entrograd/common/status_macros.h"
@@ -20,6 +22,12 @@ namespace entrograd {
 namespace {
 constexpr absl::string_view kAccumulatedName =
     "accumulated gradient (residual + gradient)";
+
+// x * factor in double, rounded once to float32 (the same bytes on every
+// rank and every run).
+float ScaledValue(float x, double factor) {
+  return static_cast<float>(static_cast<double>(x) * factor);
+}
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LayerCompressor>> LayerCompressor::Create(
@@ -288,6 +296,37 @@ absl::Status LayerCompressor::RestoreState(absl::Span<const float> residual,
     velocity_.assign(velocity.begin(), velocity.end());
   }
   pending_ = false;
+  return absl::OkStatus();
+}
+
+absl::Status LayerCompressor::CheckScaleState(double factor) const {
+  if (!(factor > 0.0) || !std::isfinite(factor)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scale factor ", factor, "; expected finite and > 0"));
+  }
+  if (pending_) {
+    return absl::FailedPreconditionError(
+        "an accumulation is pending: scale the state between steps");
+  }
+  for (const auto& [name, values] :
+       {std::make_pair("residual", &residual_),
+        std::make_pair("velocity", &velocity_)}) {
+    for (size_t i = 0; i < values->size(); ++i) {
+      if (!std::isfinite(ScaledValue((*values)[i], factor))) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            name, "[", i, "] = ", (*values)[i], " times ", factor,
+            " is not finite in float32"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LayerCompressor::ScaleState(double factor) {
+  ENTROGRAD_RETURN_IF_ERROR(CheckScaleState(factor));
+  for (std::vector<float>* values : {&residual_, &velocity_}) {
+    for (float& value : *values) value = ScaledValue(value, factor);
+  }
   return absl::OkStatus();
 }
 

@@ -228,6 +228,12 @@ DistributedOptimizer::Create(
         "merged_keep_factor = ", options.merged_keep_factor,
         "; expected 0 (the whole union) or a number in [1, 1e6]"));
   }
+  if (options.accumulate_in_update_space &&
+      !options.compression.momentum_correction) {
+    return absl::InvalidArgumentError(
+        "accumulate_in_update_space needs momentum correction: without it "
+        "the inner optimizer applies the merged gradient at its own rate");
+  }
   if (!options.compression.momentum_correction &&
       options.inner_optimizer == nullptr) {
     return absl::InvalidArgumentError(
@@ -559,6 +565,26 @@ absl::Status DistributedOptimizer::set_learning_rate(double learning_rate) {
     return absl::FailedPreconditionError(
         "without momentum correction the inner optimizer applies the merged "
         "gradient: set the learning rate there");
+  }
+  if (options_.accumulate_in_update_space &&
+      learning_rate != options_.learning_rate) {
+    const double factor = options_.learning_rate / learning_rate;
+    // Every layer is checked before any is scaled: nothing changes on error.
+    for (const auto& layer : layers_) {
+      if (absl::Status status = layer->compressor->CheckScaleState(factor);
+          !status.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "learning_rate ", options_.learning_rate, " -> ", learning_rate,
+            ": parameter \"", layer->name, "\": ", status.message()));
+      }
+    }
+    for (auto& layer : layers_) {
+      // Cannot fail: checked above.
+      if (absl::Status status = layer->compressor->ScaleState(factor);
+          !status.ok()) {
+        return status;
+      }
+    }
   }
   options_.learning_rate = learning_rate;
   return absl::OkStatus();

@@ -752,5 +752,88 @@ TEST(LayerCompressorTest, KeepUnappliedRejectsBadEntriesAndChangesNothing) {
               StatusIs(absl::StatusCode::kFailedPrecondition, "sent whole"));
 }
 
+// Update-space accumulation (DistributedOptimizerOptions::
+// accumulate_in_update_space): ScaleState multiplies every element of G and
+// V by the factor in double and rounds once to float32, and the next step
+// accumulates on the scaled state.
+TEST(LayerCompressorTest, ScaleStateScalesResidualAndVelocityExactly) {
+  CompressionOptions options;
+  options.policy = KeepPolicy::kTopK;
+  options.rho = 0.01;
+  options.dense_below = 0;
+  options.momentum_correction = true;
+  options.momentum = 0.9;
+  constexpr int64_t kN = 4001;
+  constexpr double kFactor = 0.03 / 0.0291;  // a cosine step's a / b
+  std::mt19937 rng(21);
+  auto compressor = MakeCompressor(kN, options);
+  CompressedLayer out;
+  ENTROGRAD_ASSERT_OK(compressor->Compress(HeavyTailedGradient(kN, rng), 0, &out));
+  const std::vector<float> residual(compressor->residual().begin(),
+                                    compressor->residual().end());
+  const std::vector<float> velocity(compressor->velocity().begin(),
+                                    compressor->velocity().end());
+  ENTROGRAD_ASSERT_OK(compressor->ScaleState(kFactor));
+  int64_t changed = 0;
+  for (int64_t i = 0; i < kN; ++i) {
+    const float want_g = static_cast<float>(double{residual[i]} * kFactor);
+    const float want_v = static_cast<float>(double{velocity[i]} * kFactor);
+    ASSERT_EQ(absl::bit_cast<uint32_t>(compressor->residual()[i]),
+              absl::bit_cast<uint32_t>(want_g)) << "G[" << i << "]";
+    ASSERT_EQ(absl::bit_cast<uint32_t>(compressor->velocity()[i]),
+              absl::bit_cast<uint32_t>(want_v)) << "V[" << i << "]";
+    changed += compressor->residual()[i] != residual[i];
+  }
+  EXPECT_GT(changed, kN / 2);
+
+  // The next step starts from the scaled state: A = G' + (mu V' + u).
+  const std::vector<float> scaled_g(compressor->residual().begin(),
+                                    compressor->residual().end());
+  const std::vector<float> scaled_v(compressor->velocity().begin(),
+                                    compressor->velocity().end());
+  const std::vector<float> gradient = HeavyTailedGradient(kN, rng);
+  ENTROGRAD_ASSERT_OK(compressor->Compress(gradient, 1, &out));
+  for (size_t j = 0; j < out.indices.size(); ++j) {
+    const uint32_t i = out.indices[j];
+    const float v = 0.9f * scaled_v[i] + gradient[i];
+    ASSERT_EQ(out.values[j], scaled_g[i] + v) << "entry " << i;
+  }
+}
+
+TEST(LayerCompressorTest, ScaleStateRejectsBadCallsAndChangesNothing) {
+  CompressionOptions options;
+  options.policy = KeepPolicy::kTopK;
+  options.rho = 0.1;
+  options.dense_below = 0;
+  options.momentum_correction = true;
+  options.momentum = 0.9;
+  auto compressor = MakeCompressor(10, options);
+  std::vector<float> residual(10, 0.5f);
+  residual[7] = 3e38f;
+  const std::vector<float> velocity(10, 0.25f);
+  ENTROGRAD_ASSERT_OK(compressor->RestoreState(residual, velocity));
+  for (double bad : {0.0, -2.0, std::numeric_limits<double>::quiet_NaN(),
+                     std::numeric_limits<double>::infinity()}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THAT(compressor->ScaleState(bad),
+                StatusIs(absl::StatusCode::kInvalidArgument, "scale factor"));
+  }
+  // 3e38 * 2 overflows float32: refused, naming the element, G unchanged.
+  EXPECT_THAT(compressor->CheckScaleState(2.0),
+              StatusIs(absl::StatusCode::kInvalidArgument, "residual[7]"));
+  EXPECT_THAT(compressor->ScaleState(2.0),
+              StatusIs(absl::StatusCode::kInvalidArgument, "residual[7]"));
+  EXPECT_EQ(compressor->residual()[0], 0.5f);
+  EXPECT_EQ(compressor->velocity()[0], 0.25f);
+  ENTROGRAD_ASSERT_OK(compressor->ScaleState(0.5));
+  EXPECT_EQ(compressor->residual()[0], 0.25f);
+  EXPECT_EQ(compressor->velocity()[0], 0.125f);
+  // Between Accumulate and Select the pending A was formed from the old G.
+  ENTROGRAD_ASSERT_OK(compressor->Accumulate(std::vector<float>(10, 1.0f)).status());
+  EXPECT_THAT(compressor->ScaleState(0.5),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "pending"));
+  EXPECT_EQ(compressor->residual()[0], 0.25f);
+}
+
 }  // namespace
 }  // namespace entrograd

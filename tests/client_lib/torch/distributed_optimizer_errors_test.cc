@@ -271,6 +271,64 @@ TEST_F(DistributedOptimizerErrorsTest, BadLearningRateIsRefusedAndChangesNothing
       DistributedOptimizer::Create(parameters, options, &other_client));
   EXPECT_THAT(with_inner->set_learning_rate(0.05),
               StatusIs(absl::StatusCode::kFailedPrecondition, "inner optimizer"));
+  // Update-space accumulation scales what momentum correction keeps.
+  options.accumulate_in_update_space = true;
+  EXPECT_THAT(DistributedOptimizer::Create(parameters, options, &other_client),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "accumulate_in_update_space needs momentum correction"));
+}
+
+// With update-space accumulation, a rate change that would overflow a
+// residual in float32 is refused naming the parameter, and nothing changes:
+// neither the rate nor any layer's state.
+TEST_F(DistributedOptimizerErrorsTest, UpdateSpaceRateChangeThatOverflowsChangesNothing) {
+  NamedParameters parameters = MakeParameters(WeightAndBias());
+  RecordingClient client;
+  DistributedOptimizerOptions options = MomentumCorrectionOptions();
+  options.compression.dense_below = 0;  // both layers keep a residual
+  options.accumulate_in_update_space = true;
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<DistributedOptimizer> optimizer,
+      DistributedOptimizer::Create(parameters, options, &client));
+  const std::string path = TempPath("update_space_state.pt");
+  ENTROGRAD_ASSERT_OK(optimizer->SaveState(path));
+  torch::serialize::InputArchive archive;
+  archive.load_from(path);
+  torch::Tensor residual_0, residual_1, velocity_0, velocity_1;
+  archive.read("residual_0", residual_0);
+  archive.read("residual_1", residual_1);
+  archive.read("velocity_0", velocity_0);
+  archive.read("velocity_1", velocity_1);
+  residual_0.fill_(1.0f);
+  residual_1.fill_(1.0f);
+  residual_1[0] = 3e38f;
+  torch::serialize::OutputArchive changed;
+  changed.write("step", torch::tensor(int64_t{0}, torch::kInt64));
+  changed.write("layers", torch::tensor(int64_t{2}, torch::kInt64));
+  changed.write("residual_0", residual_0);
+  changed.write("residual_1", residual_1);
+  changed.write("velocity_0", velocity_0);
+  changed.write("velocity_1", velocity_1);
+  changed.save_to(path);
+  ENTROGRAD_ASSERT_OK(optimizer->LoadState(path));
+  const double before = optimizer->learning_rate();
+  EXPECT_THAT(optimizer->set_learning_rate(before / 4),
+              StatusIs(absl::StatusCode::kInvalidArgument, "residual[0]"));
+  EXPECT_EQ(optimizer->learning_rate(), before);
+  ENTROGRAD_ASSERT_OK(optimizer->SaveState(path));
+  torch::serialize::InputArchive after;
+  after.load_from(path);
+  torch::Tensor residual_after;
+  after.read("residual_0", residual_after);
+  EXPECT_TRUE(torch::equal(residual_after, residual_0))
+      << "the layer checked first was scaled before the refusal";
+  // A rate change that fits scales every compressed layer by a / b.
+  ENTROGRAD_ASSERT_OK(optimizer->set_learning_rate(before * 4));
+  ENTROGRAD_ASSERT_OK(optimizer->SaveState(path));
+  torch::serialize::InputArchive scaled;
+  scaled.load_from(path);
+  scaled.read("residual_0", residual_after);
+  EXPECT_EQ(residual_after[0].item<float>(), 0.25f);
 }
 
 TEST_F(DistributedOptimizerErrorsTest, SaveStateThatCannotWriteIsInternal) {

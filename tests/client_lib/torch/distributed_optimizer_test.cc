@@ -148,9 +148,11 @@ std::vector<Replica> ConnectReplicas(const Shards& shards,
 // Steps [first, last) on every replica, each rank on its own thread (Step
 // waits for the other ranks' contributions): backward of sum(p * g) gives
 // each parameter exactly the gradient g.
+// `gradient_scale`, when given, multiplies every gradient of a step.
 void RunSteps(std::vector<Replica>& replicas,
               const std::vector<LayerShape>& shapes, int64_t first,
-              int64_t last) {
+              int64_t last,
+              const std::function<double(int64_t)>& gradient_scale = nullptr) {
   std::vector<absl::Status> results(replicas.size());
   std::vector<std::thread> threads;
   for (uint32_t rank = 0; rank < replicas.size(); ++rank) {
@@ -159,9 +161,9 @@ void RunSteps(std::vector<Replica>& replicas,
       for (int64_t step = first; step < last; ++step) {
         torch::Tensor loss = torch::zeros({}, torch::kFloat32);
         for (size_t l = 0; l < shapes.size(); ++l) {
-          loss = loss + (replica.parameters[l].second *
-                         Gradient(shapes[l], rank, step, l))
-                            .sum();
+          torch::Tensor gradient = Gradient(shapes[l], rank, step, l);
+          if (gradient_scale) gradient = gradient * gradient_scale(step);
+          loss = loss + (replica.parameters[l].second * gradient).sum();
         }
         loss.backward();
         absl::Status status = replica.optimizer->Step();
@@ -354,6 +356,60 @@ TEST_F(DistributedOptimizerTest, CompressedAndWholeLayersKeepReplicasIdentical) 
 // and every entry a rank sent that was not applied is back in its
 // residual, so after the first step G equals the gradient bit for bit
 // wherever the parameters did not move.
+// Update-space accumulation (accumulate_in_update_space): under a schedule
+// lr_t, a compressed layer gets the updates that the method as specified at
+// a constant rate c gets from the gradients (lr_t / c) u_t, i.e. every
+// gradient is applied at its own step's rate, up to float32 rounding.
+// Without the option the schedule gives something else: the entries held
+// back come out at the later, lower rate. Under a constant rate the option
+// changes no byte.
+TEST_F(DistributedOptimizerTest, UpdateSpaceAccumulationAppliesEachGradientAtItsOwnRate) {
+  const std::vector<LayerShape> shapes = {{"fc.weight", {20, 250}}};
+  const NamedParameters initial = InitialParameters(shapes);
+  constexpr int64_t kSteps = 8;
+  const auto schedule = [](int64_t step) {
+    return kLearningRate * (1.0 - 0.1 * static_cast<double>(step));
+  };
+  const auto run = [&](bool update_space, bool scheduled) {
+    Shards shards(1);
+    EXPECT_TRUE(shards.ok());
+    DistributedOptimizerOptions options = OptimizerOptions(KeepPolicy::kTopK);
+    options.accumulate_in_update_space = update_space;
+    std::vector<Replica> replicas = ConnectReplicas(
+        shards, absl::StrCat("update-space-", update_space, scheduled),
+        initial, options);
+    EXPECT_EQ(replicas.size(), kWorld);
+    if (replicas.size() != kWorld) return torch::Tensor();
+    for (int64_t step = 0; step < kSteps; ++step) {
+      if (scheduled) {
+        for (Replica& replica : replicas) {
+          EXPECT_TRUE(replica.optimizer->set_learning_rate(schedule(step)).ok());
+        }
+        RunSteps(replicas, shapes, step, step + 1);
+      } else {
+        RunSteps(replicas, shapes, step, step + 1, [&](int64_t s) {
+          return schedule(s) / kLearningRate;
+        });
+      }
+    }
+    ExpectReplicasIdentical(replicas);
+    return replicas[0].parameters[0].second.detach().clone();
+  };
+  const torch::Tensor reference = run(/*update_space=*/false, /*scheduled=*/false);
+  const torch::Tensor update_space = run(true, true);
+  const torch::Tensor gradient_space = run(false, true);
+  ASSERT_TRUE(reference.defined() && update_space.defined() &&
+              gradient_space.defined());
+  const float moved = (reference - initial[0].second).abs().max().item<float>();
+  const float error = (update_space - reference).abs().max().item<float>();
+  const float without = (gradient_space - reference).abs().max().item<float>();
+  EXPECT_GT(moved, 0.1f);
+  EXPECT_LT(error, 1e-5f) << "update space against the reference";
+  EXPECT_GT(without, 1e-3f) << "gradient space against the reference";
+  // At a constant rate (the prescaled gradients) the option is a no-op.
+  EXPECT_TRUE(torch::equal(run(true, false), reference));
+}
+
 TEST_F(DistributedOptimizerTest, GlobalTopKKeepsWhatWasNotAppliedBitwise) {
   Shards shards(1);
   ASSERT_TRUE(shards.ok());

@@ -34,6 +34,7 @@ TEST(WorkerFlagsTest, DefaultsAreTheOptionsStructs) {
   EXPECT_EQ(config.entropy_of, compression.entropy_of);
   EXPECT_EQ(config.share_hold_steps, compression.share_hold_steps);
   EXPECT_EQ(config.merged_keep_factor, 0.0);  // the union, as specified
+  EXPECT_FALSE(config.accumulate_in_update_space);  // as specified
   EXPECT_EQ(config.intervals, compression.intervals);
   EXPECT_EQ(config.dense_below, compression.dense_below);
   EXPECT_EQ(config.dense_below, 1024);
@@ -150,6 +151,22 @@ TEST(WorkerFlagsTest, MergedKeepFactorBelowOneIsNamed) {
   EXPECT_THAT(Parse({"--merged_keep_factor=0.5"}),
               testing::StatusIs(absl::StatusCode::kInvalidArgument,
                                 "--merged_keep_factor: 0.5 is neither 0"));
+}
+
+TEST(WorkerFlagsTest, AccumulateInUpdateSpaceReachesTheConfig) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      const WorkerConfig config,
+      Parse({"--accumulate_in_update_space", "--lr_schedule=cosine"}));
+  EXPECT_TRUE(config.accumulate_in_update_space);
+}
+
+// At momentum 0 the torch optimizer applies the merged gradient; there is
+// no momentum-corrected state to keep in update units.
+TEST(WorkerFlagsTest, AccumulateInUpdateSpaceWithoutMomentumIsNamed) {
+  EXPECT_THAT(Parse({"--accumulate_in_update_space", "--momentum=0"}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "--accumulate_in_update_space: needs "
+                                "--momentum > 0"));
 }
 
 TEST(WorkerFlagsTest, MinKeepRatioAboveOneIsNamed) {

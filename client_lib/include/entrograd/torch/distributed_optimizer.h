@@ -88,6 +88,15 @@ struct DistributedOptimizerOptions {
   // the merged update left out go back into its residual (nothing is lost).
   // Layers sent whole always take the union.
   double merged_keep_factor = 0.0;
+  // Momentum correction only (docs/ALGORITHM.md step 7, variant). false (the
+  // method as specified): the residual G and velocity V hold gradients, so
+  // an entry held back is applied at the rate of the step that finally sends
+  // it. true: they are kept in update units; set_learning_rate from a to b
+  // multiplies every compressed layer's G and V by a / b, so each gradient
+  // is applied at the rate of the step that computed it, as in dense SGD.
+  // Under a constant rate the two are the same bytes. The momentum buffer B
+  // of a layer sent whole is not scaled (ordinary momentum SGD, as torch's).
+  bool accumulate_in_update_space = false;
   // The optimizer that steps on the merged gradient when momentum correction
   // is off (e.g. torch::optim::SGD or Adam over the same parameters). Not
   // owned; required then, ignored otherwise.
@@ -162,13 +171,18 @@ class DistributedOptimizer {
   // until changed), for a schedule: warm-up, step decay, cosine. Under
   // momentum correction the residual, velocity and momentum buffers hold
   // gradients, not updates, so a new rate applies from the next Step() on
-  // with nothing to rescale. Call from the thread that calls Step(),
+  // with nothing to rescale; with accumulate_in_update_space a change of
+  // rate from a to b scales every compressed layer's residual and velocity
+  // by a / b (see the option). Call from the thread that calls Step(),
   // between steps, with the same rate on every rank (the replicas stay
   // identical only then). Not saved by SaveState: a resumed job sets it
-  // again from its schedule.
-  // Errors: INVALID_ARGUMENT unless finite and > 0; FAILED_PRECONDITION
-  // without momentum correction (the inner optimizer applies the merged
-  // gradient: set its rate). On error nothing changes.
+  // again from its schedule (the residual a checkpoint holds is in the
+  // units of the rate at the step it was saved).
+  // Errors: INVALID_ARGUMENT unless finite and > 0, or when a scaled
+  // residual or velocity would not be finite in float32 (naming the
+  // parameter); FAILED_PRECONDITION without momentum correction (the inner
+  // optimizer applies the merged gradient: set its rate). On error nothing
+  // changes.
   absl::Status set_learning_rate(double learning_rate);
   double learning_rate() const { return options_.learning_rate; }
 
