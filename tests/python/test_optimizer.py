@@ -5,6 +5,7 @@ to nearest even."""
 
 import functools
 import math
+import re
 import threading
 import time
 
@@ -164,7 +165,7 @@ def test_update_space_accumulation_scales_the_state_when_lr_changes(aggregator,
     torch.nn.functional.cross_entropy(model(images), labels).backward()
     optimizer.step()
     before = optimizer.state_dict()
-    keys = [key for key in before if key.startswith(("residual_", "velocity_"))]
+    keys = [key for key in before if re.fullmatch(r"(residual|velocity)_[0-9]+", key)]
     assert len(keys) == 2 * len(list(model.parameters()))
     optimizer.lr = 0.1
     unchanged = optimizer.state_dict()
@@ -175,6 +176,10 @@ def test_update_space_accumulation_scales_the_state_when_lr_changes(aggregator,
         assert before[key].abs().sum() > 0, key
         want = (before[key].double() * (0.1 / 0.04)).float() if update_space else before[key]
         assert torch.equal(after[key].view(torch.int32), want.view(torch.int32)), key
+    # The checkpoint says which rate the residuals are in.
+    assert ("residual_rate" in after) == update_space
+    if update_space:
+        assert after["residual_rate"].item() == 0.04
     client.close()
 
 

@@ -51,6 +51,8 @@ absl::Status RefusalAfter(const absl::Status& failure) {
 // The checkpoint keys of layer `index`'s state.
 std::string ResidualKey(size_t index) { return absl::StrCat("residual_", index); }
 std::string VelocityKey(size_t index) { return absl::StrCat("velocity_", index); }
+// accumulate_in_update_space: the rate the residuals and velocities are in.
+constexpr char kResidualRateKey[] = "residual_rate";
 std::string MomentumBufferKey(size_t index) {
   return absl::StrCat("momentum_buffer_", index);
 }
@@ -624,6 +626,11 @@ absl::Status DistributedOptimizer::SaveState(const std::string& path) const try 
                     HeldShareTensor(compressor.held_share()));
     }
   }
+  if (options_.accumulate_in_update_space) {
+    // The units the residuals and velocities are in.
+    archive.write(kResidualRateKey,
+                  torch::tensor(options_.learning_rate, torch::kFloat64));
+  }
   archive.save_to(path);
   return absl::OkStatus();
 } catch (const c10::Error& error) {
@@ -637,6 +644,30 @@ absl::Status DistributedOptimizer::LoadState(const std::string& path) try {
   torch::Tensor step, layer_count;
   archive.read("step", step);
   archive.read("layers", layer_count);
+  // Under update-space accumulation the saved G and V are in the units of
+  // the rate at the step they were saved: that rate comes back with them,
+  // so that the schedule's next set_learning_rate scales them from it.
+  torch::Tensor residual_rate;
+  const bool has_residual_rate = archive.try_read(kResidualRateKey, residual_rate);
+  if (options_.accumulate_in_update_space != has_residual_rate) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path,
+        has_residual_rate ? " holds " : " has no ", kResidualRateKey,
+        has_residual_rate
+            ? ": it was written under accumulate_in_update_space, and these "
+              "options keep the residual in gradient units"
+            : ": accumulate_in_update_space needs the rate its residuals "
+              "are in; the checkpoint was written without the option"));
+  }
+  if (has_residual_rate &&
+      (residual_rate.scalar_type() != torch::kFloat64 ||
+       residual_rate.numel() != 1 ||
+       !(residual_rate.item<double>() > 0.0) ||
+       !std::isfinite(residual_rate.item<double>()))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", kResidualRateKey,
+        " is not one finite float64 rate > 0"));
+  }
   if (layer_count.item<int64_t>() != static_cast<int64_t>(layers_.size())) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, " holds ", layer_count.item<int64_t>(), " layers; the model has ",
@@ -744,6 +775,7 @@ absl::Status DistributedOptimizer::LoadState(const std::string& path) try {
         .IgnoreError();
   }
   step_ = step.item<int64_t>();
+  if (has_residual_rate) options_.learning_rate = residual_rate.item<double>();
   return absl::OkStatus();
 } catch (const c10::Error& error) {
   return absl::InvalidArgumentError(absl::StrCat(

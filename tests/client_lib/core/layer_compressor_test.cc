@@ -33,6 +33,18 @@ std::unique_ptr<LayerCompressor> MakeCompressor(int64_t n,
   return std::move(compressor).value();
 }
 
+// Top-k at density `rho` with momentum correction (mu 0.9), every layer
+// compressed.
+CompressionOptions TopKWithMomentumCorrection(double rho) {
+  CompressionOptions options;
+  options.policy = KeepPolicy::kTopK;
+  options.rho = rho;
+  options.dense_below = 0;
+  options.momentum_correction = true;
+  options.momentum = 0.9;
+  return options;
+}
+
 // Runs many steps and checks, at every step, ALGORITHM.md 5.1 and 5.5-5.6
 // against an independent computation: A from the previous G and V, the
 // selection equal to the sort reference, and conservation bitwise.
@@ -670,12 +682,7 @@ TEST(LayerCompressorTest, RejectsBadCallsAndRestoresState) {
 // merged update left out makes G at those entries A before the selection,
 // bit for bit; the entries that were applied stay zero; V stays masked.
 TEST(LayerCompressorTest, KeepUnappliedRestoresASelectionBitwise) {
-  CompressionOptions options;
-  options.policy = KeepPolicy::kTopK;
-  options.rho = 0.01;
-  options.dense_below = 0;
-  options.momentum_correction = true;
-  options.momentum = 0.9;
+  const CompressionOptions options = TopKWithMomentumCorrection(0.01);
   constexpr int64_t kN = 5003;
   std::mt19937 rng(12);
   auto compressor = MakeCompressor(kN, options);
@@ -757,12 +764,7 @@ TEST(LayerCompressorTest, KeepUnappliedRejectsBadEntriesAndChangesNothing) {
 // V by the factor in double and rounds once to float32, and the next step
 // accumulates on the scaled state.
 TEST(LayerCompressorTest, ScaleStateScalesResidualAndVelocityExactly) {
-  CompressionOptions options;
-  options.policy = KeepPolicy::kTopK;
-  options.rho = 0.01;
-  options.dense_below = 0;
-  options.momentum_correction = true;
-  options.momentum = 0.9;
+  const CompressionOptions options = TopKWithMomentumCorrection(0.01);
   constexpr int64_t kN = 4001;
   constexpr double kFactor = 0.03 / 0.0291;  // a cosine step's a / b
   std::mt19937 rng(21);
@@ -801,12 +803,7 @@ TEST(LayerCompressorTest, ScaleStateScalesResidualAndVelocityExactly) {
 }
 
 TEST(LayerCompressorTest, ScaleStateRejectsBadCallsAndChangesNothing) {
-  CompressionOptions options;
-  options.policy = KeepPolicy::kTopK;
-  options.rho = 0.1;
-  options.dense_below = 0;
-  options.momentum_correction = true;
-  options.momentum = 0.9;
+  const CompressionOptions options = TopKWithMomentumCorrection(0.1);
   auto compressor = MakeCompressor(10, options);
   std::vector<float> residual(10, 0.5f);
   residual[7] = 3e38f;

@@ -309,6 +309,8 @@ TEST_F(DistributedOptimizerErrorsTest, UpdateSpaceRateChangeThatOverflowsChanges
   changed.write("residual_1", residual_1);
   changed.write("velocity_0", velocity_0);
   changed.write("velocity_1", velocity_1);
+  changed.write("residual_rate",
+                torch::tensor(optimizer->learning_rate(), torch::kFloat64));
   changed.save_to(path);
   ENTROGRAD_ASSERT_OK(optimizer->LoadState(path));
   const double before = optimizer->learning_rate();
@@ -329,6 +331,40 @@ TEST_F(DistributedOptimizerErrorsTest, UpdateSpaceRateChangeThatOverflowsChanges
   scaled.load_from(path);
   scaled.read("residual_0", residual_after);
   EXPECT_EQ(residual_after[0].item<float>(), 0.25f);
+}
+
+// A checkpoint says whether its residuals are in update units (the rate
+// they are in) or gradient units; loading it under the other options would
+// silently train differently, so it is refused, changing nothing.
+TEST_F(DistributedOptimizerErrorsTest, CheckpointOfTheOtherAccumulationUnitsIsRefused) {
+  NamedParameters parameters = MakeParameters(WeightAndBias());
+  RecordingClient client;
+  DistributedOptimizerOptions gradient_units = MomentumCorrectionOptions();
+  DistributedOptimizerOptions update_units = gradient_units;
+  update_units.accumulate_in_update_space = true;
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<DistributedOptimizer> plain,
+      DistributedOptimizer::Create(parameters, gradient_units, &client));
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<DistributedOptimizer> scaled,
+      DistributedOptimizer::Create(parameters, update_units, &client));
+  const std::string plain_path = TempPath("gradient_units.pt");
+  const std::string scaled_path = TempPath("update_units.pt");
+  ENTROGRAD_ASSERT_OK(plain->SaveState(plain_path));
+  ENTROGRAD_ASSERT_OK(scaled->set_learning_rate(0.02));
+  ENTROGRAD_ASSERT_OK(scaled->SaveState(scaled_path));
+  EXPECT_THAT(plain->LoadState(scaled_path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "holds residual_rate: it was written under "
+                       "accumulate_in_update_space"));
+  EXPECT_THAT(scaled->LoadState(plain_path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "has no residual_rate"));
+  EXPECT_EQ(scaled->learning_rate(), 0.02);
+  // The rate comes back with the residuals it describes.
+  ENTROGRAD_ASSERT_OK(scaled->set_learning_rate(0.07));
+  ENTROGRAD_ASSERT_OK(scaled->LoadState(scaled_path));
+  EXPECT_EQ(scaled->learning_rate(), 0.02);
 }
 
 TEST_F(DistributedOptimizerErrorsTest, SaveStateThatCannotWriteIsInternal) {

@@ -148,17 +148,27 @@ std::vector<Replica> ConnectReplicas(const Shards& shards,
 // Steps [first, last) on every replica, each rank on its own thread (Step
 // waits for the other ranks' contributions): backward of sum(p * g) gives
 // each parameter exactly the gradient g.
-// `gradient_scale`, when given, multiplies every gradient of a step.
+// `gradient_scale`, when given, multiplies every gradient of a step;
+// `learning_rate_at`, when given, is set before every step.
 void RunSteps(std::vector<Replica>& replicas,
               const std::vector<LayerShape>& shapes, int64_t first,
               int64_t last,
-              const std::function<double(int64_t)>& gradient_scale = nullptr) {
+              const std::function<double(int64_t)>& gradient_scale = nullptr,
+              const std::function<double(int64_t)>& learning_rate_at = nullptr) {
   std::vector<absl::Status> results(replicas.size());
   std::vector<std::thread> threads;
   for (uint32_t rank = 0; rank < replicas.size(); ++rank) {
     threads.emplace_back([&, rank] {
       Replica& replica = replicas[rank];
       for (int64_t step = first; step < last; ++step) {
+        if (learning_rate_at) {
+          const absl::Status status =
+              replica.optimizer->set_learning_rate(learning_rate_at(step));
+          if (!status.ok()) {
+            results[rank] = status;
+            return;
+          }
+        }
         torch::Tensor loss = torch::zeros({}, torch::kFloat32);
         for (size_t l = 0; l < shapes.size(); ++l) {
           torch::Tensor gradient = Gradient(shapes[l], rank, step, l);
@@ -479,7 +489,8 @@ TEST_F(DistributedOptimizerTest, GlobalTopKKeepsWhatWasNotAppliedBitwise) {
 NamedParameters ExpectResumeEndsBitwise(
     const std::vector<LayerShape>& shapes, const NamedParameters& initial,
     const DistributedOptimizerOptions& options, int64_t steps,
-    int64_t checkpoint_step, const std::string& job) {
+    int64_t checkpoint_step, const std::string& job,
+    const std::function<double(int64_t)>& learning_rate_at = nullptr) {
   NamedParameters uninterrupted;
   {
     Shards shards(1);
@@ -487,7 +498,7 @@ NamedParameters ExpectResumeEndsBitwise(
     std::vector<Replica> replicas =
         ConnectReplicas(shards, job + "-uninterrupted", initial, options);
     if (replicas.size() != kWorld) return {};
-    RunSteps(replicas, shapes, 0, steps);
+    RunSteps(replicas, shapes, 0, steps, nullptr, learning_rate_at);
     uninterrupted = Clone(replicas[0].parameters);
   }
 
@@ -502,7 +513,7 @@ NamedParameters ExpectResumeEndsBitwise(
     std::vector<Replica> replicas =
         ConnectReplicas(shards, job + "-first-part", initial, options);
     if (replicas.size() != kWorld) return {};
-    RunSteps(replicas, shapes, 0, checkpoint_step);
+    RunSteps(replicas, shapes, 0, checkpoint_step, nullptr, learning_rate_at);
     for (uint32_t rank = 0; rank < kWorld; ++rank) {
       state_paths.push_back(
           TempPath(absl::StrCat(job, "_resume_rank", rank, ".pt")));
@@ -533,7 +544,8 @@ NamedParameters ExpectResumeEndsBitwise(
     EXPECT_TRUE(loaded.ok()) << loaded;
     EXPECT_EQ(replicas[rank].optimizer->step(), checkpoint_step);
   }
-  RunSteps(replicas, shapes, checkpoint_step, steps);
+  RunSteps(replicas, shapes, checkpoint_step, steps, nullptr,
+           learning_rate_at);
   for (uint32_t rank = 0; rank < kWorld; ++rank) {
     for (size_t l = 0; l < shapes.size(); ++l) {
       EXPECT_TRUE(torch::equal(replicas[rank].parameters[l].second,
@@ -554,6 +566,23 @@ TEST_F(DistributedOptimizerTest, ResumedRunEndsBitwiseWhereUninterruptedEnds) {
 // share_hold_steps = 4: windows start at steps 0, 4 and 8, so the checkpoint
 // after step 5 falls inside a window, whose share the resumed run must take
 // from the checkpoint rather than measure afresh.
+// Under update-space accumulation the checkpoint carries the rate its
+// residuals are in: a run resumed mid-schedule ends bitwise where the
+// uninterrupted one ends (without that rate, the first rate set after the
+// resume would scale them from the base rate instead).
+TEST_F(DistributedOptimizerTest, UpdateSpaceResumeMidScheduleEndsBitwise) {
+  const std::vector<LayerShape>& shapes = MixedModel();
+  const NamedParameters initial = InitialParameters(shapes);
+  DistributedOptimizerOptions options = OptimizerOptions(KeepPolicy::kTopK);
+  options.accumulate_in_update_space = true;
+  const NamedParameters uninterrupted = ExpectResumeEndsBitwise(
+      shapes, initial, options, /*steps=*/8, /*checkpoint_step=*/4,
+      "update-space-resume", [](int64_t step) {
+        return kLearningRate * (1.0 - 0.1 * static_cast<double>(step));
+      });
+  ASSERT_EQ(uninterrupted.size(), shapes.size());
+}
+
 TEST_F(DistributedOptimizerTest, ResumedMidWindowEndsBitwiseWithAHeldShare) {
   const std::vector<LayerShape>& shapes = MixedModel();
   const NamedParameters initial = InitialParameters(shapes);

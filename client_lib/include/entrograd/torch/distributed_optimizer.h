@@ -176,8 +176,9 @@ class DistributedOptimizer {
   // by a / b (see the option). Call from the thread that calls Step(),
   // between steps, with the same rate on every rank (the replicas stay
   // identical only then). Not saved by SaveState: a resumed job sets it
-  // again from its schedule (the residual a checkpoint holds is in the
-  // units of the rate at the step it was saved).
+  // again from its schedule. (Under accumulate_in_update_space the
+  // checkpoint holds the rate its residuals are in, and LoadState restores
+  // it, so that the schedule's next rate scales them from there.)
   // Errors: INVALID_ARGUMENT unless finite and > 0, or when a scaled
   // residual or velocity would not be finite in float32 (naming the
   // parameter); FAILED_PRECONDITION without momentum correction (the inner
@@ -195,7 +196,9 @@ class DistributedOptimizer {
   // Checkpoint of the optimizer's state: step, every layer's residual and
   // velocity, the momentum buffer B of every layer sent whole under
   // momentum correction, and under share_hold_steps > 1 every layer's held
-  // share (the inner optimizer is the caller's to save).
+  // share, and under accumulate_in_update_space the rate the residuals and
+  // velocities are in (LoadState makes it learning_rate() again) (the inner
+  // optimizer is the caller's to save).
   // SaveState errors: INTERNAL on I/O failure.
   absl::Status SaveState(const std::string& path) const;
   // Restores what SaveState wrote. Errors: INVALID_ARGUMENT when the file
