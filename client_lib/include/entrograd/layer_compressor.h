@@ -126,6 +126,11 @@ class LayerCompressor {
   // FAILED_PRECONDITION with an accumulation pending.
   absl::Status CheckScaleState(double factor) const;
   absl::Status ScaleState(double factor);
+  // ScaleState without its check, for a caller that had
+  // CheckScaleState(factor) return OK and made no non-const call since
+  // (DistributedOptimizer checks every layer, then scales them all): one
+  // pass over G and V instead of two. Otherwise a value may overflow to inf.
+  void ScaleCheckedState(double factor);
 
   // The part of a sent selection that was not applied goes back into the
   // residual, G[indices[j]] += values[j] (ALGORITHM.md step 7): under global

@@ -324,10 +324,14 @@ absl::Status LayerCompressor::CheckScaleState(double factor) const {
 
 absl::Status LayerCompressor::ScaleState(double factor) {
   ENTROGRAD_RETURN_IF_ERROR(CheckScaleState(factor));
+  ScaleCheckedState(factor);
+  return absl::OkStatus();
+}
+
+void LayerCompressor::ScaleCheckedState(double factor) {
   for (std::vector<float>* values : {&residual_, &velocity_}) {
     for (float& value : *values) value = ScaledValue(value, factor);
   }
-  return absl::OkStatus();
 }
 
 absl::Status LayerCompressor::KeepUnapplied(absl::Span<const uint32_t> indices,

@@ -580,13 +580,7 @@ absl::Status DistributedOptimizer::set_learning_rate(double learning_rate) {
             ": parameter \"", layer->name, "\": ", status.message()));
       }
     }
-    for (auto& layer : layers_) {
-      // Cannot fail: checked above.
-      if (absl::Status status = layer->compressor->ScaleState(factor);
-          !status.ok()) {
-        return status;
-      }
-    }
+    for (auto& layer : layers_) layer->compressor->ScaleCheckedState(factor);
   }
   options_.learning_rate = learning_rate;
   return absl::OkStatus();
