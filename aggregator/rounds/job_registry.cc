@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "aggregator/rounds/admission.h"
@@ -102,6 +103,9 @@ absl::StatusOr<MemberId> JobRegistry::Join(
         member.accepted_value_type_bits |= uint32_t{1} << type;
       }
     }
+    member.accepts_gap_range =
+        absl::c_linear_search(join.accepted_index_encodings(),
+                              static_cast<int>(v1::INDEX_ENCODING_GAP_RANGE));
     ReleaseApplied(job, held_);
     ENTROGRAD_LOG(kInfo, "job \"", job.id, "\" rank ", join.rank(),
                   " joined (incarnation ", join.incarnation(),
@@ -388,7 +392,8 @@ absl::Status JobRegistry::AcceptLocked(const MemberId& member,
                      static_cast<int64_t>(4 * contribution.numel));
   if (completes) {
     *complete = CompleteRound{std::move(round), merge,
-                              job.ValueTypesEveryMemberAccepts()};
+                              job.ValueTypesEveryMemberAccepts(),
+                              job.EveryMemberAcceptsGapRange()};
     job.rounds.erase(key);
     --held_.rounds_in_flight;
     held_.bytes += merge;
@@ -428,7 +433,7 @@ void JobRegistry::FinishRound(const std::string& job_id, RoundKey key,
   absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> message =
       MergeRound(key.first, key.second, round.by_rank,
                  options_.max_message_bytes, complete.downlink_value_types,
-                 round.keep_factor.factor());
+                 round.keep_factor.factor(), complete.downlink_gap_range);
   const absl::Time merge_end = absl::Now();
 
   std::vector<Delivery> deliveries;

@@ -165,6 +165,7 @@ class JobRegistry {
     int64_t merge_reserved_bytes = 0;
     // What every member can decode, when the round completed.
     std::vector<ValueType> downlink_value_types;
+    bool downlink_gap_range = false;
   };
 
   // Counts `reason` and returns `status`.

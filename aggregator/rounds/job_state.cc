@@ -37,6 +37,12 @@ std::vector<ValueType> JobState::ValueTypesEveryMemberAccepts() const {
   return common;
 }
 
+bool JobState::EveryMemberAcceptsGapRange() const {
+  return std::all_of(members.begin(), members.end(), [](const Member& member) {
+    return !member.ever_joined || member.accepts_gap_range;
+  });
+}
+
 bool JobState::HasLiveStream() const {
   for (const Member& member : members) {
     if (member.sink != nullptr) return true;

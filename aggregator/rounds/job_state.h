@@ -70,6 +70,9 @@ struct JobState {
     // Join.accepted_value_types of its last join, what it can decode: bit
     // 1 << t for ValueType t. Fixed-size, however long the list it sent.
     uint32_t accepted_value_type_bits = 0;
+    // Whether its last Join listed INDEX_ENCODING_GAP_RANGE in
+    // accepted_index_encodings.
+    bool accepts_gap_range = false;
   };
   // A complete round's merged update, kept until every rank applied it.
   struct Completed {
@@ -101,6 +104,9 @@ struct JobState {
   // The value types every member that ever joined accepts (kF32 always: a
   // worker that lists none predates the field and reads float32).
   std::vector<ValueType> ValueTypesEveryMemberAccepts() const;
+  // Whether every member that ever joined decodes INDEX_ENCODING_GAP_RANGE
+  // (false for one that predates it), so that a merged update may use it.
+  bool EveryMemberAcceptsGapRange() const;
   bool HasLiveStream() const;
 };
 

@@ -26,13 +26,16 @@ ValueType DownlinkValueType(
 }
 
 // The sparse encoding with the fewest index bytes (ties: the order of
-// kAllIndexEncodings). The value bytes are the same for all of them.
+// kAllIndexEncodings), gap_range only where every rank decodes it. The
+// value bytes are the same for all of them.
 IndexEncoding SmallestSparseEncoding(uint64_t numel,
-                                     absl::Span<const uint32_t> indices) {
+                                     absl::Span<const uint32_t> indices,
+                                     bool gap_range_accepted) {
   IndexEncoding best = IndexEncoding::kRawU32;
   int64_t best_bytes = IndexBytes(best, numel, indices);
   for (IndexEncoding encoding : kAllIndexEncodings) {
     if (encoding == IndexEncoding::kDense) continue;
+    if (encoding == IndexEncoding::kGapRange && !gap_range_accepted) continue;
     const int64_t bytes = IndexBytes(encoding, numel, indices);
     if (bytes < best_bytes) {
       best = encoding;
@@ -50,11 +53,14 @@ IndexEncoding SmallestSparseEncoding(uint64_t numel,
 absl::StatusOr<EncodedPayload> EncodeMergedValues(uint64_t numel,
                                                   const MergedUpdate& merged,
                                                   ValueType type,
-                                                  bool left_entries_out) {
+                                                  bool left_entries_out,
+                                                  bool gap_range_accepted) {
   EncodeOptions options;
   options.value_type = type;
+  options.consider_gap_range = gap_range_accepted;
   if (left_entries_out) {
-    options.index_encoding = SmallestSparseEncoding(numel, merged.indices);
+    options.index_encoding =
+        SmallestSparseEncoding(numel, merged.indices, gap_range_accepted);
   }
   return EncodeSparse(numel, merged.indices, merged.values, options);
 }
@@ -66,7 +72,7 @@ absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> MergeRound(
     const std::vector<std::optional<DecodedPayload>>& by_rank,
     uint64_t max_message_bytes,
     absl::Span<const ValueType> accepted_by_every_rank,
-    double merged_keep_factor) {
+    double merged_keep_factor, bool gap_range_accepted_by_every_rank) {
   const int world_size = static_cast<int>(by_rank.size());
   std::vector<RankContribution> contributions;
   contributions.reserve(world_size);
@@ -93,7 +99,7 @@ absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> MergeRound(
       status.ok() ? EncodeMergedValues(
                         numel, merged,
                         DownlinkValueType(by_rank, accepted_by_every_rank),
-                        left_entries_out)
+                        left_entries_out, gap_range_accepted_by_every_rank)
                   : absl::StatusOr<EncodedPayload>(status);
   if (!encoded.ok()) return absl::AbortedError(encoded.status().message());
   auto message = std::make_shared<v1::AggregatorMessage>();

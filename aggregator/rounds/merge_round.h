@@ -41,6 +41,11 @@ namespace entrograd::aggregator {
 // merged entries of largest |value| are kept (global_top_k.h), and a merge
 // that left entries out is never encoded dense. c = 0: the whole union.
 //
+// The index encoding is codec.h's automatic choice, or, for a merge that
+// left entries out, the sparse encoding with the fewest index bytes;
+// INDEX_ENCODING_GAP_RANGE is among the candidates only when
+// `gap_range_accepted_by_every_rank`.
+//
 // Errors: ABORTED when the merge or the encoding fails (a
 // merged sum that overflows float32, contributions of different shapes);
 // RESOURCE_EXHAUSTED with reason MERGED_TOO_LARGE (round_error.h) when the
@@ -54,7 +59,8 @@ absl::StatusOr<std::shared_ptr<const v1::AggregatorMessage>> MergeRound(
     const std::vector<std::optional<DecodedPayload>>& by_rank,
     uint64_t max_message_bytes,
     absl::Span<const ValueType> accepted_by_every_rank = {},
-    double merged_keep_factor = 0.0);
+    double merged_keep_factor = 0.0,
+    bool gap_range_accepted_by_every_rank = false);
 
 }  // namespace entrograd::aggregator
 

@@ -68,6 +68,9 @@ class Client:
     value_type: "f32" (exact), "f16", "bf16" or "e5m2" (one byte) for uplink
       values; with a lossy type the optimizer keeps each sent value's
       rounding error in its residual.
+    gap_range_indices: let indices travel range coded (the "gap_range"
+      encoding) where that is smallest, both ways; False: only the older
+      encodings (for a shard that predates it). The values are the same.
     merge_timeout: seconds one merged layer is waited for before
       DeadlineExceededError.
     reconnect_give_up_after: seconds a broken shard is retried before
@@ -88,7 +91,7 @@ class Client:
                  value_type="f32", merge_timeout=120.0,
                  reconnect_give_up_after=120.0, join_timeout=60.0,
                  incarnation=None, partition_bytes=None, metrics_listen=None,
-                 per_layer_metrics=False):
+                 per_layer_metrics=False, gap_range_indices=True):
         if isinstance(shards, (str, bytes)) or not isinstance(shards, (list, tuple)):
             raise TypeError("shards must be a list of 'host:port' strings, "
                             f"not {type(shards).__name__}")
@@ -107,6 +110,7 @@ class Client:
         if metrics_listen is not None:
             _check_type("metrics_listen", metrics_listen, (str,), "a 'host:port' str or None")
         _check_type("per_layer_metrics", per_layer_metrics, (bool,), "a bool")
+        _check_type("gap_range_indices", gap_range_indices, (bool,), "a bool")
 
         options = _C.ClientOptions()
         options.shards = list(shards)
@@ -119,6 +123,7 @@ class Client:
             options.tls_client_cert = _read_pem("cert_file", tls.cert_file)
             options.tls_client_key = _read_pem("key_file", tls.key_file)
         options.value_type = value_type
+        options.gap_range_indices = gap_range_indices
         options.merge_timeout = merge_timeout
         options.reconnect_give_up_after = reconnect_give_up_after
         options.incarnation = (incarnation if incarnation is not None

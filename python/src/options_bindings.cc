@@ -100,6 +100,7 @@ void RegisterOptions(py::module_& module) {
             ThrowIfError(type.status());
             self.value_type = *type;
           })
+      .def_readwrite("gap_range_indices", &ClientOptions::gap_range_indices)
       .def_readwrite("reconnect_jitter", &ClientOptions::reconnect_jitter)
       .def_readwrite("max_message_bytes", &ClientOptions::max_message_bytes)
       .def_readwrite("partition_bytes", &ClientOptions::partition_bytes);

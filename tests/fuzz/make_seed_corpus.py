@@ -28,6 +28,55 @@ def field(number, wire, payload):
     return key + varint(len(payload)) + payload
 
 
+def gap_range(indices):
+    """INDEX_ENCODING_GAP_RANGE bytes (the format is in aggregator.proto): each
+    gap v >= 1 as b = floor(log2 v) down a 5-level adaptive bit tree, then v's
+    b bits below its leading one at 1/2, through LZMA's range coder. The
+    coder's low end is one unbounded integer, so carries need no cache."""
+    if not indices:
+        return b""
+    low, rng, shifts = 0, 0xFFFFFFFF, 0
+    prob = [1024] * 32  # P(0) of bit-tree node n (root 1, children 2n, 2n+1)
+
+    def normalize():
+        nonlocal low, rng, shifts
+        while rng < 1 << 24:
+            low, rng, shifts = low << 8, rng << 8, shifts + 1
+
+    def tree_bit(node, bit):
+        nonlocal low, rng
+        bound = (rng >> 11) * prob[node]
+        if bit:
+            low, rng = low + bound, rng - bound
+            prob[node] -= prob[node] >> 4
+        else:
+            rng = bound
+            prob[node] += (2048 - prob[node]) >> 4
+        normalize()
+
+    def direct_bit(bit):
+        nonlocal low, rng
+        rng >>= 1
+        if bit:
+            low += rng
+        normalize()
+
+    prev = -1
+    for i in indices:
+        v = i - prev
+        b = v.bit_length() - 1
+        node = 1
+        for level in (4, 3, 2, 1, 0):
+            bit = (b >> level) & 1
+            tree_bit(node, bit)
+            node = 2 * node + bit
+        for k in reversed(range(b)):
+            direct_bit((v >> k) & 1)
+        prev = i
+    # 4 flush bytes; LZMA's always-zero first byte (above them) is left out.
+    return low.to_bytes(shifts + 4, "big")
+
+
 def sparse_payload(numel, indices, values, encoding, value_type=1):
     if encoding == 1:
         index_bytes = b"".join(struct.pack("<I", i) for i in indices)
@@ -41,6 +90,8 @@ def sparse_payload(numel, indices, values, encoding, value_type=1):
         for i in indices:
             bits[i // 8] |= 1 << (i % 8)
         index_bytes = bytes(bits)
+    elif encoding == 5:
+        index_bytes = gap_range(indices)
     else:
         index_bytes = b""
     if value_type == 1:
@@ -63,10 +114,12 @@ def write(corpus, name, data):
 def main():
     idx = [0, 3, 17, 99]
     vals = [0.5, -1.25, 3.0, 1e-3]
-    for enc in (1, 2, 3):
+    for enc in (1, 2, 3, 5):
         write("payload_decode", f"f32_enc{enc}", sparse_payload(100, idx, vals, enc))
         write("payload_decode", f"f16_enc{enc}", sparse_payload(100, idx, vals, enc, 2))
-    write("payload_decode", "e5m2_enc2", sparse_payload(100, idx, [0.5, -1.25, 3.0, 1.5], 2, 4))
+    for enc in (2, 5):
+        write("payload_decode", f"e5m2_enc{enc}",
+              sparse_payload(100, idx, [0.5, -1.25, 3.0, 1.5], enc, 4))
     write("payload_decode", "dense", sparse_payload(4, [], vals, 4))
 
     def npy(descr, shape, data, version=1):

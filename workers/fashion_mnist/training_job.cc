@@ -154,6 +154,7 @@ absl::Status RunTrainingJob(const WorkerConfig& config) try {
   client_options.merge_timeout = config.merge_timeout;
   client_options.partition_bytes = config.partition_bytes;
   client_options.value_type = config.value_type;
+  client_options.gap_range_indices = config.gap_range_indices;
   absl::StatusOr<std::unique_ptr<Client>> client =
       Client::Connect(client_options, LayerTableOf(named), initial_hash);
   if (!client.ok()) {

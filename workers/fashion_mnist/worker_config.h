@@ -92,6 +92,8 @@ struct WorkerConfig {
   int64_t validation = 0;
   // What this worker sends (ClientOptions::value_type).
   ValueType value_type = ClientOptions{}.value_type;
+  // Indices may travel range coded (ClientOptions::gap_range_indices).
+  bool gap_range_indices = ClientOptions{}.gap_range_indices;
   int threads = 1;                 // LibTorch intra-op threads
   // glibc keeps what a step frees for the next (RetainFreedMemory).
   bool retain_freed_memory = true;

@@ -115,6 +115,10 @@ ABSL_FLAG(std::string, value_type,
           std::string(entrograd::ValueTypeName(Defaults().value_type)),
           "value type of what this worker sends: f32, f16, bf16 or e5m2 "
           "(every type is accepted)");
+ABSL_FLAG(bool, gap_range_indices, Defaults().gap_range_indices,
+          "let indices travel range coded (the gap_range encoding) where "
+          "that is smallest, both ways; false: only the older encodings, "
+          "for a shard that predates it or to measure what it saves");
 ABSL_FLAG(int64_t, partition_bytes, Defaults().partition_bytes,
           "layers larger than this many float32 bytes travel as parts of at "
           "most this size, spread over the shards (0: never cut)");
@@ -227,6 +231,7 @@ absl::StatusOr<WorkerConfig> WorkerConfigFromFlags(int argc, char** argv) {
       !status.ok()) {
     return status;
   }
+  config.gap_range_indices = absl::GetFlag(FLAGS_gap_range_indices);
   config.threads = absl::GetFlag(FLAGS_threads);
   config.retain_freed_memory = absl::GetFlag(FLAGS_retain_freed_memory);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);

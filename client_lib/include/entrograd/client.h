@@ -72,6 +72,13 @@ struct ClientOptions {
   // bytes, kE5M2 quarters them; all three round and saturate (counted in
   // metrics). A round every rank sent in one type comes back in that type.
   ValueType value_type = ValueType::kF32;
+  // Whether payloads may travel in the gap_range index encoding (range-coded
+  // gaps; codec.h), both ways: uplink payloads use it where it is the
+  // smallest, and the Join tells the shards this worker decodes it, so that
+  // merged updates use it where every rank does. False: only the encodings
+  // that predate it (for a shard that predates it, or to measure what it
+  // saves). The values, and so training, are the same either way.
+  bool gap_range_indices = true;
   // How long WaitMerged waits for one merged layer before DEADLINE_EXCEEDED.
   absl::Duration merge_timeout = absl::Seconds(120);
   // Reconnect backoff: first delay, cap, and the random jitter fraction

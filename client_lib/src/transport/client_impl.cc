@@ -40,6 +40,9 @@ v1::Join MakeJoin(const ClientOptions& options,
   join.add_accepted_value_types(v1::VALUE_TYPE_F16);
   join.add_accepted_value_types(v1::VALUE_TYPE_BF16);
   join.add_accepted_value_types(v1::VALUE_TYPE_E5M2);
+  if (options.gap_range_indices) {
+    join.add_accepted_index_encodings(v1::INDEX_ENCODING_GAP_RANGE);
+  }
   return join;
 }
 
@@ -192,6 +195,7 @@ absl::Status ClientImpl::SendLayer(LayerContribution contribution) {
   ENTROGRAD_RETURN_IF_ERROR(CheckContribution(contribution));
   EncodeOptions encode_options;
   encode_options.value_type = options_.value_type;
+  encode_options.consider_gap_range = options_.gap_range_indices;
   absl::StatusOr<EncodedPayload> payload =
       contribution.dense
           ? EncodeDense(contribution.values, encode_options)

@@ -45,7 +45,7 @@ options:
                     {"layers": [{"name", "numel", "entropy",
                     "normalized_entropy", "effective_fraction", "keep_ratio",
                     "k", "encoded_bytes": {"raw_u32", "delta_varint",
-                    "bitmap", "dense"}, "auto_encoding"}, ...]}
+                    "bitmap", "dense", "gap_range"}, "auto_encoding"}, ...]}
   -h, --help        print this help
 
 exit status: 0 success, 1 a file could not be read or inspected, 2 bad usage

@@ -3,9 +3,9 @@
 
 Shows the entrograd.v1 protocol is usable with nothing but Debian's
 python3-grpcio and the stubs protoc generates from the .proto files: the
-payload codecs (RAW_U32 / DELTA_VARINT encoders; decoders for all four index
-encodings and the three value types) and the merge reference are written here
-from the proto's documentation, not taken from the C++ code.
+payload codecs (RAW_U32 / DELTA_VARINT / GAP_RANGE encoders; decoders for all
+five index encodings and the three value types) and the merge reference are
+written here from the proto's documentation, not taken from the C++ code.
 
   /usr/bin/python3 run_round_test.py --aggregator PATH --stubs GEN_DIR [unittest args]
 
@@ -20,6 +20,10 @@ Checks:
     every MergedLayer decoded (whatever index encoding the shard chose) and
     compared bitwise with a float32 reference (sum in ascending rank order,
     then / W), the chosen encoding being the one with the fewest wire bytes;
+  * the same job with GAP_RANGE updates and every rank listing GAP_RANGE in
+    Join.accepted_index_encodings: the shard answers GAP_RANGE where it
+    beats a DELTA_VARINT winner, in the very bytes this file's encoder
+    writes; with one rank not listing it, never GAP_RANGE;
   * an update with an index >= numel gets a RoundError INVALID_ARGUMENT on
     its own stream only, and changes nothing;
   * grpc.health.v1 Check answers SERVING.
@@ -110,6 +114,7 @@ RAW_U32 = pb.INDEX_ENCODING_RAW_U32
 DELTA_VARINT = pb.INDEX_ENCODING_DELTA_VARINT
 BITMAP = pb.INDEX_ENCODING_BITMAP
 DENSE = pb.INDEX_ENCODING_DENSE
+GAP_RANGE = pb.INDEX_ENCODING_GAP_RANGE
 F32 = pb.VALUE_TYPE_F32
 F16 = pb.VALUE_TYPE_F16
 BF16 = pb.VALUE_TYPE_BF16
@@ -167,6 +172,173 @@ def encode_delta_varint(indices):
     return bytes(out)
 
 
+# GAP_RANGE (see INDEX_ENCODING_GAP_RANGE): the gaps v = index - previous
+# (previous = -1 first) range coded as a 5-level bit tree for
+# b = floor(log2 v) with adaptive probabilities, then v's b bits below its
+# leading one at probability 1/2, through LZMA's range coder.
+
+_GR_PROBABILITY_BITS = 11
+_GR_PROBABILITY_ONE = 1 << _GR_PROBABILITY_BITS
+_GR_ADAPT_SHIFT = 4
+_GR_TOP = 1 << 24  # renormalise while the range is below this
+_GR_BUCKET_LEVELS = 5  # b in [0, 31]
+
+
+def _gr_fresh_model():
+    """P(0) of each bit-tree node (1 is the root, n's children 2n, 2n+1)."""
+    return [_GR_PROBABILITY_ONE // 2] * (1 << _GR_BUCKET_LEVELS)
+
+
+def _gr_adapt(model, node, bit):
+    if bit:
+        model[node] -= model[node] >> _GR_ADAPT_SHIFT
+    else:
+        model[node] += (_GR_PROBABILITY_ONE - model[node]) >> _GR_ADAPT_SHIFT
+
+
+class _GapRangeEncoder:
+    """LZMA's range encoder with its low end kept as one unbounded integer:
+    a carry then simply propagates, where LZMA holds back 0xFF bytes in a
+    cache. The stream is that integer's bytes after the 4-byte flush; the
+    byte above them, LZMA's always-zero first output byte, is left out."""
+
+    def __init__(self):
+        self.low = 0
+        self.range = 0xFFFFFFFF
+        self.shifts = 0  # renormalisations, one output byte each
+
+    def encode_bit(self, model, node, bit):
+        bound = (self.range >> _GR_PROBABILITY_BITS) * model[node]
+        if bit:
+            self.low += bound
+            self.range -= bound
+        else:
+            self.range = bound
+        _gr_adapt(model, node, bit)
+        self._normalize()
+
+    def encode_direct_bits(self, value, count):
+        for shift in reversed(range(count)):
+            self.range >>= 1
+            if (value >> shift) & 1:
+                self.low += self.range
+            self._normalize()
+
+    def _normalize(self):
+        while self.range < _GR_TOP:
+            self.range <<= 8
+            self.low <<= 8
+            self.shifts += 1
+
+    def finish(self):
+        # to_bytes raises OverflowError if the left-out byte were not zero.
+        return self.low.to_bytes(self.shifts + 4, "big")
+
+
+def encode_gap_range(indices):
+    """GAP_RANGE index bytes of strictly ascending indices; none for none."""
+    if not indices:
+        return b""
+    encoder = _GapRangeEncoder()
+    model = _gr_fresh_model()
+    previous = -1
+    for index in indices:
+        gap = index - previous
+        if gap < 1:
+            raise ValueError("indices must be strictly ascending")
+        bucket = gap.bit_length() - 1
+        node = 1
+        for level in reversed(range(_GR_BUCKET_LEVELS)):
+            bit = (bucket >> level) & 1
+            encoder.encode_bit(model, node, bit)
+            node = 2 * node + bit
+        encoder.encode_direct_bits(gap, bucket)
+        previous = index
+    return encoder.finish()
+
+
+class _GapRangeDecoder:
+    """Reads what _GapRangeEncoder wrote; raises ValueError on reading past
+    the end."""
+
+    def __init__(self, data):
+        if len(data) < 4:
+            raise ValueError(f"GAP_RANGE: truncated: {len(data)} bytes, "
+                             "fewer than the 4 of the first code word")
+        self.data = data
+        self.position = 4
+        self.code = int.from_bytes(data[:4], "big")
+        self.range = 0xFFFFFFFF
+
+    def decode_bit(self, model, node):
+        bound = (self.range >> _GR_PROBABILITY_BITS) * model[node]
+        bit = int(self.code >= bound)
+        if bit:
+            self.code -= bound
+            self.range -= bound
+        else:
+            self.range = bound
+        _gr_adapt(model, node, bit)
+        self._normalize()
+        return bit
+
+    def decode_direct_bits(self, count):
+        value = 0
+        for _ in range(count):
+            self.range >>= 1
+            bit = int(self.code >= self.range)
+            if bit:
+                self.code -= self.range
+            value = 2 * value + bit
+            self._normalize()
+        return value
+
+    def _normalize(self):
+        while self.range < _GR_TOP:
+            if self.position >= len(self.data):
+                raise ValueError(f"GAP_RANGE: truncated: the stream needs "
+                                 f"more than its {len(self.data)} bytes")
+            self.range <<= 8
+            # 32 bits, as the coder's code register: only a corrupt stream
+            # ever has bits above them.
+            self.code = ((self.code << 8) | self.data[self.position]) \
+                & 0xFFFFFFFF
+            self.position += 1
+
+
+def decode_gap_range(numel, count, data):
+    """Exactly `count` indices, each < numel, from exactly all of `data`."""
+    if count == 0:
+        if data:
+            raise ValueError(f"GAP_RANGE: {len(data)} bytes for count 0")
+        return []
+    decoder = _GapRangeDecoder(data)
+    model = _gr_fresh_model()
+    indices = []
+    previous = -1
+    for j in range(count):
+        node = 1
+        for _ in range(_GR_BUCKET_LEVELS):
+            node = 2 * node + decoder.decode_bit(model, node)
+        bucket = node - (1 << _GR_BUCKET_LEVELS)
+        gap = (1 << bucket) | decoder.decode_direct_bits(bucket)
+        index = previous + gap
+        if index >= numel:
+            raise ValueError(f"GAP_RANGE: index {index} at {j} is >= numel "
+                             f"{numel}")
+        indices.append(index)
+        previous = index
+    if decoder.position != len(data):
+        raise ValueError(f"GAP_RANGE: trailing bytes: count {count} ends at "
+                         f"byte {decoder.position} of {len(data)}")
+    # The flush writes the coder's low end exactly, so an encoder's stream
+    # ends with code 0; any other ending is not the encoder's bytes.
+    if decoder.code != 0:
+        raise ValueError(f"GAP_RANGE: not the encoder's stream: final code "
+                         f"{decoder.code}, expected 0")
+    return indices
+
+
 def encode_f32(values):
     return struct.pack(f"<{len(values)}f", *values)
 
@@ -177,6 +349,8 @@ def make_payload(numel, indices, values, index_encoding):
         index_bytes = encode_raw_u32(indices)
     elif index_encoding == DELTA_VARINT:
         index_bytes = encode_delta_varint(indices)
+    elif index_encoding == GAP_RANGE:
+        index_bytes = encode_gap_range(indices)
     else:
         raise ValueError(f"no encoder for index encoding {index_encoding}")
     return pb.SparsePayload(numel=numel, count=len(indices),
@@ -241,6 +415,8 @@ def _decode_indices(payload):
                 bit += 1
         if len(indices) != count:
             raise ValueError(f"BITMAP: popcount {len(indices)} != {count}")
+    elif encoding == GAP_RANGE:
+        indices = decode_gap_range(numel, count, data)
     else:
         raise ValueError(f"unknown index encoding {encoding}")
     for j, index in enumerate(indices):
@@ -276,9 +452,11 @@ def decode_payload(payload):
     return indices, values
 
 
-def smallest_encoding(numel, indices):
+def smallest_encoding(numel, indices, gap_range_accepted=False):
     """The index encoding with the fewest wire bytes (index + f32 values),
-    ties broken in the order RAW_U32, DELTA_VARINT, BITMAP, DENSE."""
+    ties broken in the order RAW_U32, DELTA_VARINT, BITMAP, DENSE; then
+    GAP_RANGE instead of a DELTA_VARINT winner that it strictly beats, when
+    every rank accepts it (the shard costs GAP_RANGE only there)."""
     value_bytes = 4 * len(indices)
     delta_bytes = 0
     previous = None
@@ -290,7 +468,11 @@ def smallest_encoding(numel, indices):
              (DELTA_VARINT, delta_bytes + value_bytes),
              (BITMAP, (numel + 7) // 8 + value_bytes),
              (DENSE, 4 * numel)]
-    return min(sizes, key=lambda pair: pair[1])[0]
+    best, best_bytes = min(sizes, key=lambda pair: pair[1])
+    if (gap_range_accepted and best == DELTA_VARINT and
+            len(encode_gap_range(indices)) + value_bytes < best_bytes):
+        return GAP_RANGE
+    return best
 
 
 # ---------------------------------------------------------------------------
@@ -389,10 +571,12 @@ def update_encoding(rank, step, layer):
     return RAW_U32 if (step + layer) % 2 == 0 else DELTA_VARINT
 
 
-def make_join(job_id, rank, world_size, layers, incarnation=1):
+def make_join(job_id, rank, world_size, layers, incarnation=1,
+              accepted_index_encodings=()):
     join = pb.Join(job_id=job_id, rank=rank, world_size=world_size,
                    incarnation=incarnation, initial_params_hash=PARAMS_HASH,
-                   applied_step=-1, accepted_value_types=[F32])
+                   applied_step=-1, accepted_value_types=[F32],
+                   accepted_index_encodings=accepted_index_encodings)
     for name, numel in layers:
         join.layers.add(name=name, numel=numel)
     return pb.WorkerMessage(join=join)
@@ -612,8 +796,11 @@ class AggregatorPythonClientTest(unittest.TestCase):
         self.streams.append(stream)
         return stream
 
-    def join(self, stream, job_id, rank, world_size, layers):
-        stream.send(make_join(job_id, rank, world_size, layers))
+    def join(self, stream, job_id, rank, world_size, layers,
+             accepted_index_encodings=()):
+        message = make_join(job_id, rank, world_size, layers,
+                            accepted_index_encodings=accepted_index_encodings)
+        stream.send(message)
         ack = stream.expect("join_ack")
         self.assertEqual(ack.merged_step, -1, f"{stream.name}: {ack}")
         self.assertGreater(ack.max_message_bytes, 0)
@@ -641,16 +828,19 @@ class AggregatorPythonClientTest(unittest.TestCase):
 
     # (a) ---------------------------------------------------------------
 
-    def _run_rank(self, stream, rank, rounds):
-        """One worker: Join, then per step both layers' updates and both
-        merged layers. Returns {(step, layer): MergedLayer}."""
-        self.join(stream, "py-round", rank, WORLD_SIZE, JOB_LAYERS)
+    def _run_rank(self, stream, job_id, rank, rounds, uplink_encoding,
+                  accepted_index_encodings):
+        """One worker: Join listing `accepted_index_encodings`, then per step
+        both layers' updates, encoded as uplink_encoding(rank, step, layer),
+        and both merged layers. Returns {(step, layer): MergedLayer}."""
+        self.join(stream, job_id, rank, WORLD_SIZE, JOB_LAYERS,
+                  accepted_index_encodings)
         received = {}
         for step in STEPS:
             for layer, (_, numel) in enumerate(JOB_LAYERS):
                 indices, values = rounds[(step, layer)][rank]
                 stream.send(make_update(step, layer, numel, indices, values,
-                                        update_encoding(rank, step, layer),
+                                        uplink_encoding(rank, step, layer),
                                         applied_step=step - 1))
             for _ in JOB_LAYERS:
                 merged = stream.expect("merged_layer")
@@ -665,21 +855,28 @@ class AggregatorPythonClientTest(unittest.TestCase):
             raise AssertionError(f"{stream.name}: {ended!r}, expected OK")
         return received
 
-    def test_three_ranks_full_round_bitwise(self):
-        rounds = build_rounds()
-        streams = [self.open_stream(f"rank {rank}")
+    def _run_job(self, job_id, rounds, uplink_encoding, accepted_by_rank):
+        """Drives WORLD_SIZE ranks concurrently through `rounds`; rank r's
+        Join lists accepted_by_rank[r]. Returns each rank's _run_rank."""
+        streams = [self.open_stream(f"{job_id} rank {rank}")
                    for rank in range(WORLD_SIZE)]
         with futures.ThreadPoolExecutor(max_workers=WORLD_SIZE) as pool:
-            jobs = [pool.submit(self._run_rank, streams[rank], rank, rounds)
+            jobs = [pool.submit(self._run_rank, streams[rank], job_id, rank,
+                                rounds, uplink_encoding,
+                                accepted_by_rank[rank])
                     for rank in range(WORLD_SIZE)]
             try:
-                by_rank = [job.result(timeout=STREAM_TIMEOUT_S + 10)
-                           for job in jobs]
+                return [job.result(timeout=STREAM_TIMEOUT_S + 10)
+                        for job in jobs]
             except BaseException:
                 for stream in streams:
                     stream.cancel()
                 raise
 
+    def _check_merged_rounds(self, rounds, by_rank, gap_range_accepted):
+        """Every round's MergedLayer: the same bytes to every rank, in the
+        encoding smallest_encoding expects, holding the reference values.
+        Returns the set of index encodings the shard chose."""
         encodings_seen = set()
         for (step, layer), contributions in sorted(rounds.items()):
             name, numel = JOB_LAYERS[layer]
@@ -700,16 +897,42 @@ class AggregatorPythonClientTest(unittest.TestCase):
             payload = merged[0].payload
             self.assertEqual(
                 pb.IndexEncoding.Name(payload.index_encoding),
-                pb.IndexEncoding.Name(smallest_encoding(numel,
-                                                        sorted(reference))),
+                pb.IndexEncoding.Name(smallest_encoding(
+                    numel, sorted(reference), gap_range_accepted)),
                 f"{where}: not the smallest encoding")
             encodings_seen.add(payload.index_encoding)
             self.assert_merged(payload, numel, reference, where)
+            if payload.index_encoding == GAP_RANGE:
+                # The shard's C++ coder and this one, byte for byte: the
+                # format leaves an encoder no choice.
+                self.assertEqual(payload.index_bytes.hex(),
+                                 encode_gap_range(sorted(reference)).hex(),
+                                 f"{where}: GAP_RANGE bytes differ")
+        return encodings_seen
 
-        # The data is built so that every decoder above was exercised.
+    @staticmethod
+    def _rounds_gap_range_would_win(rounds):
+        """Rounds whose merged update GAP_RANGE makes smallest, were it
+        accepted: where the shard's choice shows whether it was."""
+        return [key for key, contributions in sorted(rounds.items())
+                if smallest_encoding(JOB_LAYERS[key[1]][1],
+                                     sorted(reference_merge(contributions)),
+                                     gap_range_accepted=True) == GAP_RANGE]
+
+    def test_three_ranks_full_round_bitwise(self):
+        rounds = build_rounds()
+        by_rank = self._run_job("py-round", rounds, update_encoding,
+                                [()] * WORLD_SIZE)
+        encodings_seen = self._check_merged_rounds(rounds, by_rank,
+                                                   gap_range_accepted=False)
+
+        # The data is built so that every decoder above was exercised, and
+        # so that GAP_RANGE, which no rank listed, would have been smaller.
         self.assertEqual(sorted(map(pb.IndexEncoding.Name, encodings_seen)),
                          sorted(map(pb.IndexEncoding.Name,
                                     [RAW_U32, DELTA_VARINT, BITMAP, DENSE])))
+        self.assertTrue(self._rounds_gap_range_would_win(rounds),
+                        "no round where GAP_RANGE would be smallest")
         # Spot checks of step 2's crafted values against hand-computed ones.
         step2 = dict(zip(*decode_payload(by_rank[0][(2, 0)].payload)))
         third = f32(1.0 / 3.0)
@@ -721,6 +944,30 @@ class AggregatorPythonClientTest(unittest.TestCase):
         self.assertEqual(step2[5], third)
         self.assertEqual(step2[6], f32(f32(3e38) / 3.0))
 
+    def test_gap_range_when_every_rank_accepts_it(self):
+        rounds = build_rounds()
+        by_rank = self._run_job("py-gap-range", rounds,
+                                lambda rank, step, layer: GAP_RANGE,
+                                [[GAP_RANGE]] * WORLD_SIZE)
+        encodings_seen = self._check_merged_rounds(rounds, by_rank,
+                                                   gap_range_accepted=True)
+        # GAP_RANGE takes exactly the rounds DELTA_VARINT won above.
+        self.assertEqual(sorted(map(pb.IndexEncoding.Name, encodings_seen)),
+                         sorted(map(pb.IndexEncoding.Name,
+                                    [RAW_U32, BITMAP, DENSE, GAP_RANGE])))
+
+    def test_no_gap_range_unless_every_rank_accepts_it(self):
+        rounds = build_rounds()
+        # Rank 2 does not list it, yet sends it: shards decode everything.
+        by_rank = self._run_job("py-gap-range-mixed", rounds,
+                                lambda rank, step, layer: GAP_RANGE,
+                                [[GAP_RANGE], [GAP_RANGE], []])
+        encodings_seen = self._check_merged_rounds(rounds, by_rank,
+                                                   gap_range_accepted=False)
+        self.assertNotIn(GAP_RANGE, encodings_seen)
+        self.assertTrue(self._rounds_gap_range_would_win(rounds),
+                        "no round where GAP_RANGE would be smallest")
+
     # (b) ---------------------------------------------------------------
 
     def test_malformed_update_gets_round_error_on_its_stream_only(self):
@@ -731,7 +978,7 @@ class AggregatorPythonClientTest(unittest.TestCase):
         self.join(good, "py-malformed", 0, 2, layers)
         self.join(bad, "py-malformed", 1, 2, layers)
 
-        for encoding in (RAW_U32, DELTA_VARINT):
+        for encoding in (RAW_U32, DELTA_VARINT, GAP_RANGE):
             bad.send(make_update(0, 0, numel, [10, numel], [1.0, 2.0],
                                  encoding, applied_step=-1))
             error = bad.expect("round_error")

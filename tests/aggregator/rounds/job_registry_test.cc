@@ -14,6 +14,8 @@
 #include "aggregator/support/random_updates.h"
 #include "aggregator/support/sparse_vector.h"
 #include "aggregator/support/test_worker.h"
+#include "entrograd/codec.h"
+#include "entrograd/wire/payload_proto.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
@@ -156,6 +158,47 @@ TEST_F(JobRegistryTest, TheDownlinkIsF16OnlyWhenEveryRankAcceptsIt) {
           << job;
     }
   }
+}
+
+// Ranks that all list GAP_RANGE get the merged update range coded where
+// that is smallest; one rank that does not (an older worker) gets the
+// older encodings, and so does everyone else. The indices are the same.
+// The uplinks travel range coded either way: a shard decodes everything.
+TEST_F(JobRegistryTest, TheDownlinkIsGapRangeOnlyWhenEveryRankAcceptsIt) {
+  std::vector<uint32_t> merged_indices[2];
+  for (const bool everyone_accepts : {true, false}) {
+    const std::string job = everyone_accepts ? "gap-range" : "older-rank";
+    std::shared_ptr<RecordingSink> rank0, rank1;
+    JoinSpec spec0 = Spec(job, 0, 2), spec1 = Spec(job, 1, 2);
+    spec0.accepted_index_encodings = {v1::INDEX_ENCODING_GAP_RANGE};
+    if (everyone_accepts) spec1.accepted_index_encodings = {v1::INDEX_ENCODING_GAP_RANGE};
+    const MemberId id0 = Join(spec0, &rank0);
+    const MemberId id1 = Join(spec1, &rank1);
+    for (const auto& [id, seed] : {std::pair{id0, 1u}, std::pair{id1, 2u}}) {
+      const SparseVector sent = RandomSparse(kNumel, 200, seed);
+      EncodeOptions options;
+      options.index_encoding = IndexEncoding::kGapRange;
+      ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+          EncodedPayload payload,
+          EncodeSparse(kNumel, sent.indices, sent.values, options));
+      ENTROGRAD_ASSERT_OK(registry_.Contribute(id, MakeUpdate(0, 0, payload)));
+    }
+    for (const auto& sink : {rank0, rank1}) {
+      const auto messages = sink->messages();
+      ASSERT_EQ(messages.size(), 2u) << job;
+      ASSERT_TRUE(messages[1]->has_merged_layer()) << job;
+      const v1::SparsePayload& merged = messages[1]->merged_layer().payload();
+      EXPECT_EQ(merged.index_encoding(),
+                everyone_accepts ? v1::INDEX_ENCODING_GAP_RANGE
+                                 : v1::INDEX_ENCODING_DELTA_VARINT)
+          << job;
+      ENTROGRAD_ASSERT_OK_AND_ASSIGN(DecodedPayload decoded,
+                                     DecodePayload(PayloadViewOfProto(merged)));
+      EXPECT_GT(decoded.indices.size(), 200u) << job;  // the ranks' union
+      merged_indices[everyone_accepts ? 0 : 1] = decoded.indices;
+    }
+  }
+  EXPECT_EQ(merged_indices[0], merged_indices[1]);
 }
 
 // A stream replaced by a newer incarnation keeps its MemberId until its

@@ -22,6 +22,9 @@ v1::Join MakeJoin(const JoinSpec& spec) {
   for (v1::ValueType type : spec.accepted_value_types) {
     join.add_accepted_value_types(type);
   }
+  for (v1::IndexEncoding encoding : spec.accepted_index_encodings) {
+    join.add_accepted_index_encodings(encoding);
+  }
   return join;
 }
 

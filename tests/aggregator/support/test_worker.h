@@ -37,6 +37,7 @@ struct JoinSpec {
   uint64_t params_hash = 42;
   int64_t applied_step = -1;
   std::vector<v1::ValueType> accepted_value_types = {v1::VALUE_TYPE_F32};
+  std::vector<v1::IndexEncoding> accepted_index_encodings;
 };
 
 v1::Join MakeJoin(const JoinSpec& spec);

@@ -46,7 +46,7 @@ std::string F32s(std::initializer_list<float> values) {
   return out;
 }
 
-constexpr int kRaw = 1, kVarint = 2, kBitmap = 3, kDense = 4;
+constexpr int kRaw = 1, kVarint = 2, kBitmap = 3, kDense = 4, kGapRange = 5;
 constexpr int kF32 = 1, kF16 = 2, kBF16 = 3, kE5M2 = 4;
 constexpr uint64_t kHuge = 4000000000ull;
 
@@ -73,8 +73,8 @@ std::vector<BadPayload> BadPayloads() {
        F32s({1, 1, 1, 1, 1}), "count: 5 exceeds numel 4"},
       {"IndexEncoding0", 4, 0, 0, kF32, "", "",
        "index_encoding: unknown value 0"},
-      {"IndexEncoding5", 4, 0, 5, kF32, "", "",
-       "index_encoding: unknown value 5"},
+      {"IndexEncoding6", 4, 0, 6, kF32, "", "",
+       "index_encoding: unknown value 6"},
       {"IndexEncoding99", 4, 0, 99, kF32, "", "",
        "index_encoding: unknown value 99"},
       {"IndexEncodingNegative", 4, 0, -1, kF32, "", "",
@@ -164,16 +164,39 @@ std::vector<BadPayload> BadPayloads() {
        "value_bytes: value at position 0 is Inf"},
       {"E5M2ValuesTrailing", 4, 1, kRaw, kE5M2, Le32s({2}), Bytes({0x3C, 0}),
        "value_bytes: trailing bytes: 2 bytes, 1 e5m2 values need 1"},
-      // Counts no buffer backs: must fail on sizes, before allocating.
+      // Counts no buffer backs: must fail on sizes, before allocating. The
+      // value bytes are sized first, whatever the index encoding: at least
+      // a byte per value bounds count by what arrived.
       {"HugeCountRaw", kHuge, kHuge, kRaw, kF32, Le32s({1, 2}), F32s({1, 1}),
-       "index_bytes: truncated: 8 bytes, raw_u32 needs 16000000000"},
+       "value_bytes: truncated: 8 bytes, 4000000000 f32 values need "
+       "16000000000"},
       {"HugeCountVarint", kHuge, kHuge, kVarint, kF32, Bytes({0, 0}),
-       F32s({1, 1}), "index_bytes: truncated: 2 bytes cannot hold 4000000000"},
+       F32s({1, 1}), "value_bytes: truncated: 8 bytes"},
       {"HugeCountBitmap", kHuge, kHuge, kBitmap, kF32, Bytes({0xFF}),
-       F32s({1, 1}), "index_bytes: truncated: 1 bytes, bitmap needs 500000000"},
+       F32s({1, 1}), "value_bytes: truncated: 8 bytes"},
       {"HugeCountDense", kHuge, kHuge, kDense, kF32, "", F32s({1, 1}),
        "value_bytes: truncated: 8 bytes, 4000000000 f32 values need "
        "16000000000"},
+      {"HugeCountGapRange", kHuge, kHuge, kGapRange, kF32, Bytes({0, 0, 0, 0}),
+       F32s({1, 1}), "value_bytes: truncated: 8 bytes"},
+      // A count the value bytes back but the index bytes do not.
+      {"CountBeyondIndexBytesRaw", kHuge, 1000, kRaw, kE5M2, Le32s({1, 2}),
+       std::string(1000, '\x38'),
+       "index_bytes: truncated: 8 bytes, raw_u32 needs 4000"},
+      {"CountBeyondIndexBytesVarint", kHuge, 1000, kVarint, kE5M2,
+       Bytes({0, 0}), std::string(1000, '\x38'),
+       "index_bytes: truncated: 2 bytes cannot hold 1000"},
+      {"CountBeyondIndexBytesBitmap", kHuge, 1000, kBitmap, kE5M2,
+       Bytes({0xFF}), std::string(1000, '\x38'),
+       "index_bytes: truncated: 1 bytes, bitmap needs 500000000"},
+      {"CountBeyondIndexBytesGapRange", kHuge, 1000, kGapRange, kE5M2,
+       Bytes({0, 0, 0, 0, 0}), std::string(1000, '\x38'),
+       "index_bytes: truncated: 5 gap_range bytes end before index"},
+      {"GapRangeTooShortForOneIndex", 100, 1, kGapRange, kF32, Bytes({0, 0}),
+       F32s({1}), "index_bytes: truncated: 2 gap_range bytes end before "
+       "index 0 of count 1"},
+      {"GapRangeBytesForCountZero", 100, 0, kGapRange, kF32, Bytes({0}), "",
+       "index_bytes: trailing bytes: 1 bytes for count 0"},
   };
 }
 

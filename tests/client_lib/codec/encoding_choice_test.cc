@@ -1,6 +1,7 @@
 // The automatic index encoding: it must be the smallest of the explicit
-// encodings, ties going to the earlier entry of kAllIndexEncodings, and
-// IndexBytes must predict the index bytes actually written.
+// encodings, ties going to the earlier entry of kAllIndexEncodings, with
+// gap_range costed only where delta_varint is the smallest of the rest;
+// and IndexBytes must predict the index bytes actually written.
 
 #include <cstdint>
 #include <limits>
@@ -20,20 +21,31 @@ struct Smallest {
   int64_t wire_bytes;
 };
 
-// Encodes with every explicit encoding and keeps the first with the fewest
-// wire bytes: the specification of the automatic choice.
+// The specification of the automatic choice, by explicit encodings: the
+// first encoding other than gap_range with the fewest wire bytes; then
+// gap_range instead when that is delta_varint, gap_range is strictly
+// smaller and `consider_gap_range`.
 template <typename EncodeFn>
-Smallest SmallestExplicit(ValueType type, EncodeFn encode) {
-  Smallest best{IndexEncoding::kRawU32, std::numeric_limits<int64_t>::max()};
-  for (IndexEncoding encoding : kAllIndexEncodings) {
+Smallest SmallestExplicit(ValueType type, EncodeFn encode,
+                          bool consider_gap_range = true) {
+  auto wire_bytes = [&](IndexEncoding encoding) {
     EncodeOptions options;
     options.value_type = type;
     options.index_encoding = encoding;
     absl::StatusOr<EncodedPayload> payload = encode(options);
     EXPECT_THAT(payload, testing::IsOk());
-    if (payload.ok() && payload->WireBytes() < best.wire_bytes) {
-      best = {encoding, payload->WireBytes()};
-    }
+    return payload.ok() ? payload->WireBytes()
+                        : std::numeric_limits<int64_t>::max();
+  };
+  Smallest best{IndexEncoding::kRawU32, std::numeric_limits<int64_t>::max()};
+  for (IndexEncoding encoding : kAllIndexEncodings) {
+    if (encoding == IndexEncoding::kGapRange) continue;
+    const int64_t bytes = wire_bytes(encoding);
+    if (bytes < best.wire_bytes) best = {encoding, bytes};
+  }
+  if (consider_gap_range && best.encoding == IndexEncoding::kDeltaVarint) {
+    const int64_t bytes = wire_bytes(IndexEncoding::kGapRange);
+    if (bytes < best.wire_bytes) best = {IndexEncoding::kGapRange, bytes};
   }
   return best;
 }
@@ -65,7 +77,7 @@ TEST(EncodingChoiceTest, AutoIsSmallestExplicitWithTieOrder) {
   const uint64_t sizes[] = {1, 2, 7, 8, 9, 16, 31, 64, 100, 1000, 5000, 70000};
   const double densities[] = {0.0, 0.001, 0.01, 0.03, 0.06, 0.1,
                               0.2, 0.3,   0.5,  0.9,  0.97, 1.0};
-  int seen[5] = {};
+  int seen[6] = {};
   for (ValueType type : kAllValueTypes) {
     for (uint64_t numel : sizes) {
       for (double density : densities) {
@@ -103,6 +115,22 @@ TEST(EncodingChoiceTest, AutoIsSmallestExplicitWithTieOrder) {
           EXPECT_EQ(dense_auto.index_bytes, sparse_auto.index_bytes);
           EXPECT_EQ(dense_auto.value_bytes, sparse_auto.value_bytes);
           ++seen[static_cast<int>(sparse_auto.index_encoding)];
+
+          // Without gap_range, the choice among the older encodings.
+          automatic.consider_gap_range = false;
+          const Smallest older_best = SmallestExplicit(
+              type,
+              [&](const EncodeOptions& options) {
+                return EncodeSparse(numel, indices, values, options);
+              },
+              /*consider_gap_range=*/false);
+          ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+              EncodedPayload older_auto,
+              EncodeSparse(numel, indices, values, automatic));
+          EXPECT_EQ(older_auto.index_encoding, older_best.encoding);
+          ENTROGRAD_ASSERT_OK_AND_ASSIGN(EncodedPayload older_dense_auto,
+                                         EncodeDense(dense, automatic));
+          EXPECT_EQ(older_dense_auto.index_encoding, older_best.encoding);
         }
       }
     }
@@ -177,6 +205,16 @@ TEST(IndexBytesTest, MatchesFormulas) {
   EXPECT_EQ(IndexBytes(IndexEncoding::kBitmap, 401, indices), 51);
   EXPECT_EQ(IndexBytes(IndexEncoding::kDense, 400, indices), 0);
   EXPECT_EQ(IndexBytes(IndexEncoding::kDeltaVarint, 400, {}), 0);
+  EXPECT_EQ(IndexBytes(IndexEncoding::kGapRange, 400, {}), 0);
+  // gap_range runs its coder: whatever it writes, IndexBytes says.
+  EncodeOptions options;
+  options.index_encoding = IndexEncoding::kGapRange;
+  const std::vector<float> values(indices.size(), 1.0f);
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(EncodedPayload payload,
+                                 EncodeSparse(400, indices, values, options));
+  EXPECT_EQ(IndexBytes(IndexEncoding::kGapRange, 400, indices),
+            static_cast<int64_t>(payload.index_bytes.size()));
+  EXPECT_GT(payload.index_bytes.size(), 4u);  // 4 code bytes and more
 }
 
 TEST(NamesTest, EnumNamesAndSizes) {
@@ -184,6 +222,7 @@ TEST(NamesTest, EnumNamesAndSizes) {
   EXPECT_EQ(IndexEncodingName(IndexEncoding::kDeltaVarint), "delta_varint");
   EXPECT_EQ(IndexEncodingName(IndexEncoding::kBitmap), "bitmap");
   EXPECT_EQ(IndexEncodingName(IndexEncoding::kDense), "dense");
+  EXPECT_EQ(IndexEncodingName(IndexEncoding::kGapRange), "gap_range");
   EXPECT_EQ(ValueTypeName(ValueType::kF32), "f32");
   EXPECT_EQ(ValueTypeName(ValueType::kF16), "f16");
   EXPECT_EQ(ValueTypeName(ValueType::kBF16), "bf16");

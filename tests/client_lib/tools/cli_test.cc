@@ -109,7 +109,7 @@ TEST_F(CliTest, PrintsJsonWithTheLibrarysNumbers) {
   EXPECT_EQ(layer.at("numel"), 4096);
   EXPECT_EQ(layer.at("k"), 41);
   EXPECT_NEAR(layer.at("normalized_entropy").get<double>(), 1.0, 1e-12);
-  EXPECT_EQ(layer.at("auto_encoding"), "delta_varint");
+  EXPECT_EQ(layer.at("auto_encoding"), "gap_range");
 }
 
 TEST_F(CliTest, FlagsReachTheCompressor) {

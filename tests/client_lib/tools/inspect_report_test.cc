@@ -82,7 +82,8 @@ TEST(FormatInspectJsonTest, IsOneObjectWithTheDocumentedFields) {
     EXPECT_EQ(layer["keep_ratio"].get<double>(), layers[l].keep_ratio);
     const Json& bytes = layer["encoded_bytes"];
     EXPECT_THAT(Keys(bytes),
-                ElementsAre("raw_u32", "delta_varint", "bitmap", "dense"));
+                ElementsAre("raw_u32", "delta_varint", "bitmap", "dense",
+                            "gap_range"));
     for (size_t e = 0; e < kIndexEncodingCount; ++e) {
       EXPECT_EQ(bytes[std::string(IndexEncodingName(kAllIndexEncodings[e]))]
                     .get<int64_t>(),

@@ -27,6 +27,10 @@ enum class IndexEncoding : int {
   kDeltaVarint = 2,  // LEB128 varints: first index, then gap - 1
   kBitmap = 3,       // ceil(numel/8) bytes, bit i (LSB first) = index i present
   kDense = 4,        // no index bytes; values hold all numel elements
+  // The gaps range coded with an adaptive model (the proto's
+  // INDEX_ENCODING_GAP_RANGE gives the format): fewer bytes than
+  // kDeltaVarint where the gaps cluster, as a 1000x top-k's do.
+  kGapRange = 5,
 };
 
 // How each value is stored. Values equal the proto's entrograd.v1.ValueType.
@@ -41,11 +45,11 @@ enum class ValueType : int {
 // breaks ties with (earlier wins).
 inline constexpr IndexEncoding kAllIndexEncodings[] = {
     IndexEncoding::kRawU32, IndexEncoding::kDeltaVarint,
-    IndexEncoding::kBitmap, IndexEncoding::kDense};
+    IndexEncoding::kBitmap, IndexEncoding::kDense, IndexEncoding::kGapRange};
 inline constexpr ValueType kAllValueTypes[] = {
     ValueType::kF32, ValueType::kF16, ValueType::kBF16, ValueType::kE5M2};
 
-// "raw_u32", "delta_varint", "bitmap", "dense".
+// "raw_u32", "delta_varint", "bitmap", "dense", "gap_range".
 absl::string_view IndexEncodingName(IndexEncoding encoding);
 // "f32", "f16", "bf16", "e5m2".
 absl::string_view ValueTypeName(ValueType type);
@@ -83,13 +87,20 @@ struct EncodeOptions {
   ValueType value_type = ValueType::kF32;
   // Index encoding. std::nullopt (default) picks the encoding with the fewest
   // wire bytes (index + value bytes) for this input, ties broken by the
-  // order of kAllIndexEncodings.
+  // order of kAllIndexEncodings. kGapRange's size is known only by running
+  // its coder, so the choice costs it only where it can win, when
+  // kDeltaVarint is the smallest of the others (then count < numel / 8),
+  // and only with consider_gap_range.
   std::optional<IndexEncoding> index_encoding;
+  // Whether the automatic choice may pick kGapRange. False for a receiver
+  // that does not decode it (an older peer; Join.accepted_index_encodings).
+  bool consider_gap_range = true;
 };
 
 // Index bytes that `encoding` needs for these indices (strictly ascending,
 // each < numel) of a vector of `numel` elements; 0 for kDense. Does not
-// validate. O(count) for kDeltaVarint, O(1) otherwise.
+// validate. O(count) for kDeltaVarint and kGapRange (which runs its coder),
+// O(1) otherwise.
 int64_t IndexBytes(IndexEncoding encoding, uint64_t numel,
                    absl::Span<const uint32_t> indices);
 
@@ -145,7 +156,8 @@ struct DecodedPayload {
 // and, where there is one, the position):
 //   numel == 0 or > kMaxPayloadNumel; count > numel; unknown index_encoding
 //   or value_type; index_bytes or value_bytes truncated or with trailing
-//   bytes; a varint longer than 5 bytes or overflowing; an index >= numel;
+//   bytes; a varint longer than 5 bytes or overflowing; a gap_range stream
+//   whose final code word is out of range; an index >= numel;
 //   indices not strictly ascending (repeated or descending); count not equal
 //   to the number of indices decoded (bitmap popcount, varints read) or to
 //   numel for kDense; a NaN or Inf value.

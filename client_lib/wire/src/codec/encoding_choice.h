@@ -6,26 +6,30 @@
 
 #include <cstdint>
 
+#include <optional>
+
+#include "codec/index_encoding.h"
 #include "entrograd/codec.h"
 
 namespace entrograd::codec_internal {
 
-// What the choice needs to know about a sparse vector, so candidates can be
-// costed without materialising their indices.
-struct SparseShape {
-  uint64_t numel = 0;
-  uint64_t count = 0;              // indices a sparse encoding would carry
-  int64_t delta_varint_bytes = 0;  // DeltaVarintBytes of those indices
-};
-
 // Index bytes plus value bytes of `encoding`: sparse encodings carry
-// shape.count values, kDense carries shape.numel.
-int64_t WireBytesFor(IndexEncoding encoding, const SparseShape& shape,
-                     ValueType type);
+// shape.count values, kDense carries shape.numel. std::nullopt where
+// IndexBytesFor has no cost (kGapRange not run).
+std::optional<int64_t> WireBytesFor(IndexEncoding encoding,
+                                    const SparseShape& shape, ValueType type);
 
-// The encoding with the fewest WireBytesFor; ties go to the one earlier in
-// kAllIndexEncodings.
+// The encoding with the fewest WireBytesFor among those with a cost; ties
+// go to the one earlier in kAllIndexEncodings.
 IndexEncoding ChooseIndexEncoding(const SparseShape& shape, ValueType type);
+
+// Whether kGapRange is worth running its coder for: only where a gap code
+// already wins, i.e. the choice without it is kDeltaVarint. A trade of
+// bytes for time: on a dense or near-dense vector gap_range can beat the
+// bitmap's index bytes (a run of consecutive indices codes to almost
+// nothing), but costing it there is a pass over up to numel gaps on every
+// send, and the values dominate those payloads anyway.
+bool WorthCostingGapRange(IndexEncoding choice_without_it);
 
 }  // namespace entrograd::codec_internal
 

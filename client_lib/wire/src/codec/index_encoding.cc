@@ -1,6 +1,7 @@
 #include "codec/index_encoding.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "codec/gap_range_coder.h"
 #include "codec/little_endian.h"
 #include "entrograd/codec.h"
 
@@ -218,19 +220,21 @@ int64_t DeltaVarintBytes(absl::Span<const uint32_t> indices) {
   return bytes;
 }
 
-int64_t IndexBytesFor(IndexEncoding encoding, uint64_t numel, uint64_t count,
-                      int64_t delta_varint_bytes) {
+std::optional<int64_t> IndexBytesFor(IndexEncoding encoding,
+                                     const SparseShape& shape) {
   switch (encoding) {
     case IndexEncoding::kRawU32:
-      return static_cast<int64_t>(count * 4);
+      return static_cast<int64_t>(shape.count * 4);
     case IndexEncoding::kDeltaVarint:
-      return delta_varint_bytes;
+      return shape.delta_varint_bytes;
     case IndexEncoding::kBitmap:
-      return static_cast<int64_t>(BitmapBytes(numel));
+      return static_cast<int64_t>(BitmapBytes(shape.numel));
     case IndexEncoding::kDense:
       return 0;
+    case IndexEncoding::kGapRange:
+      return shape.gap_range_bytes;
   }
-  return 0;
+  return std::nullopt;
 }
 
 void WriteIndices(IndexEncoding encoding, uint64_t numel,
@@ -248,6 +252,9 @@ void WriteIndices(IndexEncoding encoding, uint64_t numel,
     case IndexEncoding::kDense:
       out->clear();
       return;
+    case IndexEncoding::kGapRange:
+      WriteGapRange(indices, out);
+      return;
   }
 }
 
@@ -261,6 +268,8 @@ absl::Status ReadIndices(IndexEncoding encoding, uint64_t numel, uint64_t count,
       return ReadDeltaVarint(numel, count, bytes, indices);
     case IndexEncoding::kBitmap:
       return ReadBitmap(numel, count, bytes, indices);
+    case IndexEncoding::kGapRange:
+      return ReadGapRange(numel, count, bytes, indices);
     case IndexEncoding::kDense:
       break;
   }
@@ -271,11 +280,18 @@ absl::Status ReadIndices(IndexEncoding encoding, uint64_t numel, uint64_t count,
 
 int64_t IndexBytes(IndexEncoding encoding, uint64_t numel,
                    absl::Span<const uint32_t> indices) {
-  const int64_t varint_bytes = encoding == IndexEncoding::kDeltaVarint
-                                   ? codec_internal::DeltaVarintBytes(indices)
-                                   : 0;
-  return codec_internal::IndexBytesFor(encoding, numel, indices.size(),
-                                       varint_bytes);
+  codec_internal::SparseShape shape;
+  shape.numel = numel;
+  shape.count = indices.size();
+  if (encoding == IndexEncoding::kDeltaVarint) {
+    shape.delta_varint_bytes = codec_internal::DeltaVarintBytes(indices);
+  }
+  if (encoding == IndexEncoding::kGapRange) {
+    std::string bytes;
+    codec_internal::WriteGapRange(indices, &bytes);
+    shape.gap_range_bytes = static_cast<int64_t>(bytes.size());
+  }
+  return codec_internal::IndexBytesFor(encoding, shape).value_or(0);
 }
 
 }  // namespace entrograd

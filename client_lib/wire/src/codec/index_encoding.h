@@ -4,6 +4,7 @@
 #define ENTROGRAD_CODEC_INDEX_ENCODING_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,14 +24,24 @@ inline int VarintBytes(uint32_t value) {
 // Bytes of the kDeltaVarint encoding of strictly ascending `indices`.
 int64_t DeltaVarintBytes(absl::Span<const uint32_t> indices);
 
-// Index bytes of `encoding` for `count` indices of a vector of `numel`
-// elements, given their delta-varint size (only read for kDeltaVarint).
-// Lets callers cost encodings without materialising the indices.
-int64_t IndexBytesFor(IndexEncoding encoding, uint64_t numel, uint64_t count,
-                      int64_t delta_varint_bytes);
+// What costing the encodings needs to know about a sparse vector, so that
+// most of them can be costed without materialising the indices.
+struct SparseShape {
+  uint64_t numel = 0;
+  uint64_t count = 0;              // indices a sparse encoding would carry
+  int64_t delta_varint_bytes = 0;  // DeltaVarintBytes of those indices
+  // kGapRange's index bytes, known only by running its coder; unset when
+  // it was not run (then kGapRange is no candidate).
+  std::optional<int64_t> gap_range_bytes;
+};
+
+// Index bytes of `encoding` for the vector `shape` describes; std::nullopt
+// for kGapRange when shape.gap_range_bytes is unset.
+std::optional<int64_t> IndexBytesFor(IndexEncoding encoding,
+                                     const SparseShape& shape);
 
 // Replaces *out with the index bytes of `indices` (already validated:
-// strictly ascending, each < numel). `encoding` must not be kDense.
+// strictly ascending, each < numel). kDense writes none.
 void WriteIndices(IndexEncoding encoding, uint64_t numel,
                   absl::Span<const uint32_t> indices, std::string* out);
 

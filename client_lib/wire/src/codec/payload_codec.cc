@@ -23,6 +23,8 @@ absl::string_view IndexEncodingName(IndexEncoding encoding) {
       return "bitmap";
     case IndexEncoding::kDense:
       return "dense";
+    case IndexEncoding::kGapRange:
+      return "gap_range";
   }
   return "unknown";
 }

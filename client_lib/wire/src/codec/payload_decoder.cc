@@ -26,7 +26,7 @@ absl::Status CheckHeader(const PayloadView& payload) {
                                                    kMaxPayloadNumel));
   }
   if (payload.index_encoding < static_cast<int>(IndexEncoding::kRawU32) ||
-      payload.index_encoding > static_cast<int>(IndexEncoding::kDense)) {
+      payload.index_encoding > static_cast<int>(IndexEncoding::kGapRange)) {
     return absl::InvalidArgumentError(
         absl::StrCat("index_encoding: unknown value ", payload.index_encoding));
   }
@@ -65,15 +65,17 @@ absl::StatusOr<DecodedPayload> DecodePayload(const PayloadView& payload) {
   decoded.numel = payload.numel;
   decoded.dense = encoding == IndexEncoding::kDense;
   decoded.value_type = type;
-  // ReadIndices checks index_bytes' size against count before sizing its
-  // output, and the value size is checked before `values` is.
+  // The value bytes are sized first: at least one received byte per value
+  // bounds count, and so every allocation below, by what actually arrived
+  // (a gap_range stream can hold ~150 indices a byte). ReadIndices also
+  // checks index_bytes' size against count before sizing its output.
+  ENTROGRAD_RETURN_IF_ERROR(codec_internal::CheckValueBytesSize(
+      type, payload.value_bytes.size(), payload.count));
   if (!decoded.dense) {
     ENTROGRAD_RETURN_IF_ERROR(
         codec_internal::ReadIndices(encoding, payload.numel, payload.count,
                                     payload.index_bytes, &decoded.indices));
   }
-  ENTROGRAD_RETURN_IF_ERROR(codec_internal::CheckValueBytesSize(
-      type, payload.value_bytes.size(), payload.count));
   decoded.values.resize(payload.count);
   ENTROGRAD_RETURN_IF_ERROR(codec_internal::ReadValues(
       type, payload.value_bytes, decoded.values.data()));

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/casts.h"
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "codec/encoding_choice.h"
+#include "codec/gap_range_coder.h"
 #include "codec/index_encoding.h"
 #include "codec/little_endian.h"
 #include "codec/value_encoding.h"
@@ -45,7 +47,8 @@ absl::Status CheckOptions(const EncodeOptions& options) {
   }
   if (options.index_encoding.has_value()) {
     const int encoding = static_cast<int>(*options.index_encoding);
-    if (encoding < 1 || encoding > 4) {
+    if (encoding < static_cast<int>(IndexEncoding::kRawU32) ||
+        encoding > static_cast<int>(IndexEncoding::kGapRange)) {
       return absl::InvalidArgumentError(
           absl::StrCat("options.index_encoding: unknown value ", encoding));
     }
@@ -71,11 +74,14 @@ absl::Status CheckIndices(uint64_t numel, absl::Span<const uint32_t> indices) {
 }
 
 // Writes validated (indices, values) of a numel-element vector with a known
-// encoding; kDense writes the zeros in between explicitly.
+// encoding; kDense writes the zeros in between explicitly. `index_bytes`,
+// when given, already holds the encoding's index bytes (the choice ran the
+// gap_range coder to cost it) and is moved in instead of written again.
 EncodedPayload WriteSparsePayload(uint64_t numel, IndexEncoding encoding,
                                   ValueType type,
                                   absl::Span<const uint32_t> indices,
-                                  absl::Span<const float> values) {
+                                  absl::Span<const float> values,
+                                  std::string* index_bytes = nullptr) {
   const auto value_size = static_cast<size_t>(ValueTypeBytes(type));
   EncodedPayload payload;
   payload.numel = numel;
@@ -90,11 +96,31 @@ EncodedPayload WriteSparsePayload(uint64_t numel, IndexEncoding encoding,
     return payload;
   }
   payload.count = indices.size();
-  codec_internal::WriteIndices(encoding, numel, indices, &payload.index_bytes);
+  if (index_bytes != nullptr) {
+    payload.index_bytes = std::move(*index_bytes);
+  } else {
+    codec_internal::WriteIndices(encoding, numel, indices, &payload.index_bytes);
+  }
   payload.value_bytes.resize(values.size() * value_size);
   payload.saturated_values =
       codec_internal::WriteValues(type, values, payload.value_bytes.data());
   return payload;
+}
+
+// The automatic choice for validated `indices` described by `shape`. When
+// kGapRange is costed, its bytes are left in *gap_range_bytes, so that a
+// payload that chooses it need not run the coder twice.
+IndexEncoding ChooseWithGapRange(SparseShape shape, ValueType type,
+                                 bool consider_gap_range,
+                                 absl::Span<const uint32_t> indices,
+                                 std::string* gap_range_bytes) {
+  const IndexEncoding without = codec_internal::ChooseIndexEncoding(shape, type);
+  if (!consider_gap_range || !codec_internal::WorthCostingGapRange(without)) {
+    return without;
+  }
+  codec_internal::WriteGapRange(indices, gap_range_bytes);
+  shape.gap_range_bytes = static_cast<int64_t>(gap_range_bytes->size());
+  return codec_internal::ChooseIndexEncoding(shape, type);
 }
 
 EncodedPayload WriteDensePayload(ValueType type,
@@ -147,18 +173,21 @@ absl::StatusOr<EncodedPayload> EncodeSparse(uint64_t numel,
   ENTROGRAD_RETURN_IF_ERROR(CheckIndices(numel, indices));
   ENTROGRAD_RETURN_IF_ERROR(codec_internal::CheckFinite(values, "values"));
 
-  IndexEncoding encoding;
   if (options.index_encoding.has_value()) {
-    encoding = *options.index_encoding;
-  } else {
-    SparseShape shape;
-    shape.numel = numel;
-    shape.count = indices.size();
-    shape.delta_varint_bytes = codec_internal::DeltaVarintBytes(indices);
-    encoding = codec_internal::ChooseIndexEncoding(shape, options.value_type);
+    return WriteSparsePayload(numel, *options.index_encoding,
+                              options.value_type, indices, values);
   }
-  return WriteSparsePayload(numel, encoding, options.value_type, indices,
-                            values);
+  SparseShape shape;
+  shape.numel = numel;
+  shape.count = indices.size();
+  shape.delta_varint_bytes = codec_internal::DeltaVarintBytes(indices);
+  std::string gap_range_bytes;
+  const IndexEncoding encoding =
+      ChooseWithGapRange(shape, options.value_type, options.consider_gap_range,
+                         indices, &gap_range_bytes);
+  return WriteSparsePayload(
+      numel, encoding, options.value_type, indices, values,
+      encoding == IndexEncoding::kGapRange ? &gap_range_bytes : nullptr);
 }
 
 absl::StatusOr<EncodedPayload> EncodeDense(absl::Span<const float> values,
@@ -172,7 +201,7 @@ absl::StatusOr<EncodedPayload> EncodeDense(absl::Span<const float> values,
     return WriteDensePayload(type, values);
   }
   const SparseShape shape = ScanKeptElements(values);
-  const IndexEncoding encoding =
+  IndexEncoding encoding =
       options.index_encoding.has_value()
           ? *options.index_encoding
           : codec_internal::ChooseIndexEncoding(shape, type);
@@ -188,8 +217,16 @@ absl::StatusOr<EncodedPayload> EncodeDense(absl::Span<const float> values,
     kept_indices.push_back(static_cast<uint32_t>(i));
     kept_values.push_back(values[i]);
   }
-  return WriteSparsePayload(values.size(), encoding, type, kept_indices,
-                            kept_values);
+  std::string gap_range_bytes;
+  if (!options.index_encoding.has_value()) {
+    encoding = ChooseWithGapRange(shape, type, options.consider_gap_range,
+                                  kept_indices, &gap_range_bytes);
+  }
+  return WriteSparsePayload(
+      values.size(), encoding, type, kept_indices, kept_values,
+      encoding == IndexEncoding::kGapRange && !options.index_encoding.has_value()
+          ? &gap_range_bytes
+          : nullptr);
 }
 
 }  // namespace entrograd
