@@ -42,6 +42,7 @@ def client_for(aggregator, job_id, **kwargs):
     (dict(rank=True), "rank must be an int"),
     (dict(token=5), "token must be"),
     (dict(tls="ca.pem"), "tls must be entrograd.TLS"),
+    (dict(gap_range_indices=1), "gap_range_indices must be a bool"),
 ])
 def test_client_argument_types(kwargs, message):
     arguments = dict(shards=["127.0.0.1:1"], job_id="j", rank=0, world_size=1)

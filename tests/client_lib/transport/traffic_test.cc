@@ -133,5 +133,51 @@ TEST(ClientTrafficTest, E5M2SendsAndReceivesOneByteValues) {
   EXPECT_EQ(round.traffic.downlink_wire_bytes, round.traffic.uplink_wire_bytes);
 }
 
+// One rank alone sends 400 indices, gaps of 200 to 400 after the first (two
+// varint bytes each), through a real shard, with or without gap_range.
+struct GapRangeRound {
+  MergedLayerUpdate merged;
+  ClientTraffic traffic;
+};
+
+void RunGapRangeRound(bool gap_range_indices, GapRangeRound* out) {
+  Shards shards(1);
+  ASSERT_TRUE(shards.ok());
+  const std::vector<LayerSpecification> layers = {{"w", 200000}};
+  ClientOptions options = TestOptions(
+      shards.addresses(), gap_range_indices ? "gap-range" : "older", 0, 1);
+  options.gap_range_indices = gap_range_indices;
+  auto client = Client::Connect(options, layers, 3);
+  ENTROGRAD_ASSERT_OK(client);
+  LayerContribution sent;
+  sent.numel = 200000;
+  for (uint32_t j = 0, index = 7; j < 400; ++j, index += 200 + (j * 37) % 201) {
+    sent.indices.push_back(index);
+    sent.values.push_back(0.25f * static_cast<float>(j % 9) - 1.0f);
+  }
+  ENTROGRAD_ASSERT_OK((*client)->SendLayer(sent));
+  auto merged = (*client)->WaitMerged(0, 0);
+  ENTROGRAD_ASSERT_OK(merged);
+  out->merged = *std::move(merged);
+  out->traffic = (*client)->traffic();
+}
+
+// gap_range changes the bytes, both ways, and nothing else.
+TEST(ClientTrafficTest, GapRangeShrinksTheIndicesBothWaysAndChangesNoValue) {
+  GapRangeRound with, without;
+  RunGapRangeRound(true, &with);
+  RunGapRangeRound(false, &without);
+  EXPECT_EQ(with.merged.payload.indices, without.merged.payload.indices);
+  EXPECT_EQ(with.merged.payload.values, without.merged.payload.values);
+  EXPECT_EQ(with.merged.payload.indices.size(), 400u);
+  // 400 values of 4 bytes; indices of 1 + 399 * 2 varint bytes against
+  // about 1.1 range-coded bytes each.
+  EXPECT_EQ(without.traffic.uplink_wire_bytes, 1600 + 799);
+  EXPECT_LT(with.traffic.uplink_wire_bytes, 1600 + 600);
+  EXPECT_EQ(with.traffic.downlink_wire_bytes, with.traffic.uplink_wire_bytes);
+  EXPECT_EQ(without.traffic.downlink_wire_bytes,
+            without.traffic.uplink_wire_bytes);
+}
+
 }  // namespace
 }  // namespace entrograd::testing

@@ -44,6 +44,8 @@ TEST(WorkerFlagsTest, DefaultsAreTheOptionsStructs) {
   EXPECT_EQ(config.merge_timeout, client.merge_timeout);
   EXPECT_EQ(config.partition_bytes, client.partition_bytes);
   EXPECT_EQ(config.value_type, client.value_type);
+  EXPECT_EQ(config.gap_range_indices, client.gap_range_indices);
+  EXPECT_TRUE(config.gap_range_indices);
 
   const WorkerConfig defaults;
   EXPECT_EQ(config.shards, defaults.shards);
@@ -158,6 +160,12 @@ TEST(WorkerFlagsTest, AccumulateInUpdateSpaceReachesTheConfig) {
       const WorkerConfig config,
       Parse({"--accumulate_in_update_space", "--lr_schedule=cosine"}));
   EXPECT_TRUE(config.accumulate_in_update_space);
+}
+
+TEST(WorkerFlagsTest, GapRangeIndicesCanBeTurnedOff) {
+  ENTROGRAD_ASSERT_OK_AND_ASSIGN(const WorkerConfig config,
+                                 Parse({"--gap_range_indices=false"}));
+  EXPECT_FALSE(config.gap_range_indices);
 }
 
 // At momentum 0 the torch optimizer applies the merged gradient; there is
