@@ -113,9 +113,11 @@ INSTANTIATE_TEST_SUITE_P(
         UpdateCase{"repeated_index",
                    [] { return RawUpdate(1, kNumel, 3, {5, 5, 9}, kThree); },
                    absl::StatusCode::kInvalidArgument, "repeated"},
+        // The value bytes are sized first (they bound count by what arrived).
         UpdateCase{"count_mismatch",
                    [] { return RawUpdate(1, kNumel, 4, {1, 2, 3}, kThree); },
-                   absl::StatusCode::kInvalidArgument, "index_bytes"},
+                   absl::StatusCode::kInvalidArgument,
+                   "value_bytes: truncated: 12 bytes, 4 f32 values need 16"},
         UpdateCase{"numel_mismatch",
                    [] { return RawUpdate(1, kNumel + 1, 3, {1, 2, 3}, kThree); },
                    absl::StatusCode::kFailedPrecondition, "does not match layer 0"},
