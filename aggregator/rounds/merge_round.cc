@@ -25,24 +25,38 @@ ValueType DownlinkValueType(
                                                               : ValueType::kF32;
 }
 
-// The sparse encoding with the fewest index bytes (ties: the order of
-// kAllIndexEncodings), gap_range only where every rank decodes it. The
-// value bytes are the same for all of them.
-IndexEncoding SmallestSparseEncoding(uint64_t numel,
-                                     absl::Span<const uint32_t> indices,
-                                     bool gap_range_accepted) {
+// The sparse payload with the fewest index bytes (ties: the order of
+// kAllIndexEncodings), gap_range only where every rank decodes it; the
+// value bytes are the same for all of them. The older encodings are costed
+// by counting; gap_range, the last in that order, only by running its
+// coder, so it is encoded once and kept when it wins.
+absl::StatusOr<EncodedPayload> EncodeWithFewestIndexBytes(
+    uint64_t numel, const MergedUpdate& merged, EncodeOptions options,
+    bool gap_range_accepted) {
   IndexEncoding best = IndexEncoding::kRawU32;
-  int64_t best_bytes = IndexBytes(best, numel, indices);
+  int64_t best_bytes = IndexBytes(best, numel, merged.indices);
   for (IndexEncoding encoding : kAllIndexEncodings) {
-    if (encoding == IndexEncoding::kDense) continue;
-    if (encoding == IndexEncoding::kGapRange && !gap_range_accepted) continue;
-    const int64_t bytes = IndexBytes(encoding, numel, indices);
+    if (encoding == IndexEncoding::kDense ||
+        encoding == IndexEncoding::kGapRange) {
+      continue;
+    }
+    const int64_t bytes = IndexBytes(encoding, numel, merged.indices);
     if (bytes < best_bytes) {
       best = encoding;
       best_bytes = bytes;
     }
   }
-  return best;
+  if (gap_range_accepted) {
+    options.index_encoding = IndexEncoding::kGapRange;
+    absl::StatusOr<EncodedPayload> gap_range =
+        EncodeSparse(numel, merged.indices, merged.values, options);
+    if (!gap_range.ok() ||
+        static_cast<int64_t>(gap_range->index_bytes.size()) < best_bytes) {
+      return gap_range;
+    }
+  }
+  options.index_encoding = best;
+  return EncodeSparse(numel, merged.indices, merged.values, options);
 }
 
 // The merge is the mean of the ranks' values, never larger in magnitude
@@ -59,8 +73,8 @@ absl::StatusOr<EncodedPayload> EncodeMergedValues(uint64_t numel,
   options.value_type = type;
   options.consider_gap_range = gap_range_accepted;
   if (left_entries_out) {
-    options.index_encoding =
-        SmallestSparseEncoding(numel, merged.indices, gap_range_accepted);
+    return EncodeWithFewestIndexBytes(numel, merged, options,
+                                      gap_range_accepted);
   }
   return EncodeSparse(numel, merged.indices, merged.values, options);
 }

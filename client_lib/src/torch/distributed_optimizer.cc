@@ -653,11 +653,13 @@ absl::Status DistributedOptimizer::LoadState(const std::string& path) try {
             : ": accumulate_in_update_space needs the rate its residuals "
               "are in; the checkpoint was written without the option"));
   }
-  if (has_residual_rate &&
-      (residual_rate.scalar_type() != torch::kFloat64 ||
-       residual_rate.numel() != 1 ||
-       !(residual_rate.item<double>() > 0.0) ||
-       !std::isfinite(residual_rate.item<double>()))) {
+  // Read once, after its type and size are known to allow it.
+  const double saved_rate = has_residual_rate &&
+                                    residual_rate.scalar_type() == torch::kFloat64 &&
+                                    residual_rate.numel() == 1
+                                ? residual_rate.item<double>()
+                                : 0.0;
+  if (has_residual_rate && (!(saved_rate > 0.0) || !std::isfinite(saved_rate))) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": ", kResidualRateKey,
         " is not one finite float64 rate > 0"));
@@ -769,7 +771,7 @@ absl::Status DistributedOptimizer::LoadState(const std::string& path) try {
         .IgnoreError();
   }
   step_ = step.item<int64_t>();
-  if (has_residual_rate) options_.learning_rate = residual_rate.item<double>();
+  if (has_residual_rate) options_.learning_rate = saved_rate;
   return absl::OkStatus();
 } catch (const c10::Error& error) {
   return absl::InvalidArgumentError(absl::StrCat(

@@ -379,6 +379,63 @@ TEST(MergeRoundTest, AMergeThatLeftEntriesOutIsNeverDense) {
   EXPECT_EQ(got.indices.back(), 63u);
 }
 
+// A merge that left entries out takes the sparse encoding with the fewest
+// index bytes, gap_range only where every rank decodes it. 1023 of 1024
+// consecutive indices are a case the codec's automatic choice would not
+// cost gap_range for (the bitmap wins among the others), and where it
+// wins: a run of gaps of 1 codes to a few bytes.
+TEST(MergeRoundTest, AKeepFactorTakesTheFewestIndexBytesGapRangeIfAccepted) {
+  std::mt19937 rng(5);
+  std::vector<std::vector<SparseVector>> rounds;
+  rounds.push_back({});
+  for (size_t count : {400, 300}) {
+    rounds.back().push_back(RandomSparse(kNumel, count, rng));
+  }
+  constexpr uint64_t kSmall = 1024;
+  rounds.push_back({{kSmall, {}, {}}, {kSmall, {}, {}}});
+  for (uint32_t i = 0; i < kSmall; ++i) {
+    rounds.back()[i % 2].indices.push_back(i);
+    rounds.back()[i % 2].values.push_back(1.0f + static_cast<float>(i));
+  }
+  for (const std::vector<SparseVector>& ranks : rounds) {
+    std::vector<std::optional<DecodedPayload>> by_rank;
+    for (const SparseVector& rank : ranks) {
+      by_rank.push_back(Decoded(EncodeOrDie(rank)));
+    }
+    const uint64_t numel = ranks.front().numel;
+    std::vector<uint32_t> indices_by_arm[2];
+    for (const bool gap_range_accepted : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "numel " << numel << ", gap_range "
+                                        << gap_range_accepted);
+      ENTROGRAD_ASSERT_OK_AND_ASSIGN(
+          std::shared_ptr<const v1::AggregatorMessage> message,
+          MergeRound(0, 0, by_rank, kNoLimit, {},
+                     numel == kSmall ? (kSmall - 1.0) / (kSmall / 2) : 1.0,
+                     gap_range_accepted));
+      const v1::SparsePayload& payload = message->merged_layer().payload();
+      ENTROGRAD_ASSERT_OK_AND_ASSIGN(DecodedPayload got,
+                                     DecodeMerged(message->merged_layer()));
+      int64_t fewest = IndexBytes(IndexEncoding::kRawU32, numel, got.indices);
+      for (IndexEncoding encoding :
+           {IndexEncoding::kDeltaVarint, IndexEncoding::kBitmap}) {
+        fewest = std::min(fewest, IndexBytes(encoding, numel, got.indices));
+      }
+      const int64_t gap_range =
+          IndexBytes(IndexEncoding::kGapRange, numel, got.indices);
+      if (gap_range_accepted) {
+        ASSERT_LT(gap_range, fewest) << "the cases are chosen for gap_range";
+        EXPECT_EQ(payload.index_encoding(), v1::INDEX_ENCODING_GAP_RANGE);
+      } else {
+        EXPECT_NE(payload.index_encoding(), v1::INDEX_ENCODING_GAP_RANGE);
+      }
+      EXPECT_EQ(static_cast<int64_t>(payload.index_bytes().size()),
+                gap_range_accepted ? gap_range : fewest);
+      indices_by_arm[gap_range_accepted ? 1 : 0] = got.indices;
+    }
+    EXPECT_EQ(indices_by_arm[0], indices_by_arm[1]);
+  }
+}
+
 TEST(GlobalKeepCountTest, IsTheCeilingOfFactorTimesTheLargestCount) {
   EXPECT_EQ(aggregator::GlobalKeepCount(1.0, 174), 174u);
   EXPECT_EQ(aggregator::GlobalKeepCount(1.5, 3), 5u);

@@ -161,6 +161,10 @@ TEST(GapRangeTest, ReferenceDecoderReadsWhatTheCodecWrites) {
     // Same indices, same bytes.
     EXPECT_EQ(EncodeGapRange(kMaxPayloadNumel, indices).index_bytes,
               payload.index_bytes);
+    // The cost the choice reads (the coder counting, not writing) is the
+    // size it writes, carries and held-back 0xFF bytes included.
+    EXPECT_EQ(IndexBytes(IndexEncoding::kGapRange, kMaxPayloadNumel, indices),
+              static_cast<int64_t>(payload.index_bytes.size()));
   }
 }
 

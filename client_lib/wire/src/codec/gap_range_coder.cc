@@ -38,6 +38,8 @@ int BitLengthMinusOne(uint32_t value) {  // value >= 1
   return 31 - __builtin_clz(value);
 }
 
+// Writes to *out, or with out == nullptr only counts the bytes it would
+// write (to cost the encoding without building it).
 class RangeEncoder {
  public:
   explicit RangeEncoder(std::string* out) : out_(out) {}
@@ -67,6 +69,8 @@ class RangeEncoder {
   void Flush() {
     for (int i = 0; i < 5; ++i) ShiftLow();
   }
+
+  int64_t emitted() const { return emitted_; }
 
  private:
   void Normalize() {
@@ -98,10 +102,12 @@ class RangeEncoder {
       first_byte_ = false;
       return;
     }
-    out_->push_back(static_cast<char>(byte));
+    ++emitted_;
+    if (out_ != nullptr) out_->push_back(static_cast<char>(byte));
   }
 
   std::string* out_;
+  int64_t emitted_ = 0;
   uint64_t low_ = 0;
   uint32_t range_ = 0xFFFFFFFFu;
   uint8_t cache_ = 0;
@@ -179,14 +185,8 @@ class RangeDecoder {
   bool overran_ = false;
 };
 
-}  // namespace
-
-void WriteGapRange(absl::Span<const uint32_t> indices, std::string* out) {
-  out->clear();
-  if (indices.empty()) return;
-  // About 1 B per index at 1000x; the string grows past this if needed.
-  out->reserve(indices.size() + 8);
-  RangeEncoder encoder(out);
+// Codes every gap of `indices` (non-empty) into `encoder` and flushes it.
+void EncodeGaps(absl::Span<const uint32_t> indices, RangeEncoder& encoder) {
   BucketModel model = FreshModel();
   uint32_t next = 0;  // smallest index the next one may take
   for (uint32_t index : indices) {
@@ -203,6 +203,24 @@ void WriteGapRange(absl::Span<const uint32_t> indices, std::string* out) {
     next = index + 1;
   }
   encoder.Flush();
+}
+
+}  // namespace
+
+void WriteGapRange(absl::Span<const uint32_t> indices, std::string* out) {
+  out->clear();
+  if (indices.empty()) return;
+  // About 1 B per index at 1000x; the string grows past this if needed.
+  out->reserve(indices.size() + 8);
+  RangeEncoder encoder(out);
+  EncodeGaps(indices, encoder);
+}
+
+int64_t GapRangeBytes(absl::Span<const uint32_t> indices) {
+  if (indices.empty()) return 0;
+  RangeEncoder counter(nullptr);
+  EncodeGaps(indices, counter);
+  return counter.emitted();
 }
 
 absl::Status ReadGapRange(uint64_t numel, uint64_t count,

@@ -34,6 +34,10 @@ namespace entrograd::codec_internal {
 // Empty indices give an empty string.
 void WriteGapRange(absl::Span<const uint32_t> indices, std::string* out);
 
+// The size WriteGapRange's output would have, without building it (the
+// coder runs, its bytes are only counted).
+int64_t GapRangeBytes(absl::Span<const uint32_t> indices);
+
 // Decodes `bytes` as `count` kGapRange indices of a vector of `numel`
 // elements (count <= numel, numel <= kMaxPayloadNumel). On success
 // *indices holds exactly `count` strictly ascending indices < numel. The

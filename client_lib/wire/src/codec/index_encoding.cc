@@ -287,9 +287,7 @@ int64_t IndexBytes(IndexEncoding encoding, uint64_t numel,
     shape.delta_varint_bytes = codec_internal::DeltaVarintBytes(indices);
   }
   if (encoding == IndexEncoding::kGapRange) {
-    std::string bytes;
-    codec_internal::WriteGapRange(indices, &bytes);
-    shape.gap_range_bytes = static_cast<int64_t>(bytes.size());
+    shape.gap_range_bytes = codec_internal::GapRangeBytes(indices);
   }
   return codec_internal::IndexBytesFor(encoding, shape).value_or(0);
 }

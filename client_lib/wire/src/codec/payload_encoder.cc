@@ -107,14 +107,14 @@ EncodedPayload WriteSparsePayload(uint64_t numel, IndexEncoding encoding,
   return payload;
 }
 
-// The automatic choice for validated `indices` described by `shape`. When
+// The automatic choice for validated `indices` described by `shape`, given
+// `without`, the choice among the encodings other than kGapRange. When
 // kGapRange is costed, its bytes are left in *gap_range_bytes, so that a
 // payload that chooses it need not run the coder twice.
 IndexEncoding ChooseWithGapRange(SparseShape shape, ValueType type,
-                                 bool consider_gap_range,
+                                 IndexEncoding without, bool consider_gap_range,
                                  absl::Span<const uint32_t> indices,
                                  std::string* gap_range_bytes) {
-  const IndexEncoding without = codec_internal::ChooseIndexEncoding(shape, type);
   if (!consider_gap_range || !codec_internal::WorthCostingGapRange(without)) {
     return without;
   }
@@ -182,9 +182,10 @@ absl::StatusOr<EncodedPayload> EncodeSparse(uint64_t numel,
   shape.count = indices.size();
   shape.delta_varint_bytes = codec_internal::DeltaVarintBytes(indices);
   std::string gap_range_bytes;
-  const IndexEncoding encoding =
-      ChooseWithGapRange(shape, options.value_type, options.consider_gap_range,
-                         indices, &gap_range_bytes);
+  const IndexEncoding encoding = ChooseWithGapRange(
+      shape, options.value_type,
+      codec_internal::ChooseIndexEncoding(shape, options.value_type),
+      options.consider_gap_range, indices, &gap_range_bytes);
   return WriteSparsePayload(
       numel, encoding, options.value_type, indices, values,
       encoding == IndexEncoding::kGapRange ? &gap_range_bytes : nullptr);
@@ -219,8 +220,10 @@ absl::StatusOr<EncodedPayload> EncodeDense(absl::Span<const float> values,
   }
   std::string gap_range_bytes;
   if (!options.index_encoding.has_value()) {
-    encoding = ChooseWithGapRange(shape, type, options.consider_gap_range,
-                                  kept_indices, &gap_range_bytes);
+    // `encoding` is already the choice without kGapRange.
+    encoding = ChooseWithGapRange(shape, type, encoding,
+                                  options.consider_gap_range, kept_indices,
+                                  &gap_range_bytes);
   }
   return WriteSparsePayload(
       values.size(), encoding, type, kept_indices, kept_values,
