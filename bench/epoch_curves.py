@@ -9,6 +9,12 @@ arm reached, the mean +- sample standard deviation over seeds, and the
 difference B minus A per seed with its mean +- sd, then the bytes on the
 wire of each run against the dense float32 exchange.
 
+With --last_epochs N it also prints, per seed, the mean over the last N
+epoch-end evaluations every run of the pair reached, and their paired
+difference: a constant rate leaves accuracy moving by tenths of a point
+from one epoch to the next, and one end point can land on either side of
+a line that the epochs around it do not.
+
 Runs are paired by position: the i-th --a run with the i-th --b run, which
 must have the same seed (checked). A run that stopped early contributes
 only the evaluations it reached; a row is printed where at least one run
@@ -99,6 +105,38 @@ def render(a_runs, b_runs, a_label, b_label, metric):
     return "\n".join(lines)
 
 
+def render_last_epochs(a_runs, b_runs, a_label, b_label, metric, count):
+    """Per seed, each arm's mean over the last `count` epochs both runs of
+    the pair reached (epoch-end evaluations only), and the mean of b - a."""
+    per_epoch = steps_per_epoch(a_runs + b_runs)
+    if per_epoch is None:
+        return (f"(no --last_epochs table: the runs do not share one number "
+                f"of steps per epoch)")
+    a_means, b_means, diffs, epochs_used = [], [], [], set()
+    for a, b in zip(a_runs, b_runs):
+        common = sorted(step for step in set(a["by_step"]) & set(b["by_step"])
+                        if step % per_epoch == 0)[-count:]
+        if len(common) < count:
+            return (f"(no --last_epochs table: seed {a['seed']} has {len(common)} "
+                    f"epochs both arms reached, fewer than {count})")
+        epochs_used.add((common[0] // per_epoch, common[-1] // per_epoch))
+        a_mean = sum(a["by_step"][s][metric] for s in common) / count * 100
+        b_mean = sum(b["by_step"][s][metric] for s in common) / count * 100
+        a_means.append(a_mean)
+        b_means.append(b_mean)
+        diffs.append(b_mean - a_mean)
+    first, last = epochs_used.pop() if len(epochs_used) == 1 else (None, None)
+    span = f"epochs {first}-{last}" if first is not None else f"the last {count} epochs"
+    name = metric.replace("_", " ")
+    per_seed = ", ".join(f"{d:+.2f}" for d in diffs)
+    return "\n".join([
+        f"{name} averaged over {span}, per seed:", "",
+        f"| {a_label} | {b_label} | {b_label} minus {a_label}, per seed (pp) | mean ± sd (pp) |",
+        "|---:|---:|---|---:|",
+        f"| {pm(a_means, 1, 2, '%')} | {pm(b_means, 1, 2, '%')} | {per_seed} | "
+        f"{pm(diffs, 1, 2)} |"])
+
+
 def ratio_text(ratio):
     return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.1f}x"
 
@@ -127,7 +165,12 @@ def parse_args(argv=None):
     p.add_argument("--b_label", default="B")
     p.add_argument("--metric", default="test_accuracy",
                    choices=["test_accuracy", "validation_accuracy"])
-    return p.parse_args(argv)
+    p.add_argument("--last_epochs", type=int, default=0,
+                   help="also print each seed's mean over its last N epochs, paired")
+    args = p.parse_args(argv)
+    if args.last_epochs < 0:
+        p.error(f"--last_epochs must be >= 0, got {args.last_epochs}")
+    return args
 
 
 def main(argv=None):
@@ -142,6 +185,10 @@ def main(argv=None):
             sys.exit(f"epoch_curves: {a['path']} has seed {a['seed']} but its pair "
                      f"{b['path']} has seed {b['seed']}")
     print(render(a_runs, b_runs, args.a_label, args.b_label, args.metric))
+    if args.last_epochs:
+        print()
+        print(render_last_epochs(a_runs, b_runs, args.a_label, args.b_label,
+                                 args.metric, args.last_epochs))
     bytes_lines = "\n".join(filter(None, [render_bytes(a_runs, args.a_label),
                                           render_bytes(b_runs, args.b_label)]))
     if bytes_lines:

@@ -70,6 +70,20 @@ class EpochCurvesTest(unittest.TestCase):
         self.assertIn("topk, seed 2: 0.0 MB up plus down, 2,000x less than dense "
                       "float32 (uplink alone 2,000x)", text)
 
+    def test_last_epochs_averages_each_seed_then_pairs(self):
+        a = self.arm("a", {1: [0.10, 0.80, 0.90, 0.70], 2: [0.10, 0.82, 0.92, 0.72]})
+        b = self.arm("b", {1: [0.50, 0.70, 0.91, 0.66], 2: [0.50, 0.76, 0.90, 0.68]})
+        text = run_main(["--a", a, "--b", b, "--last_epochs", "3"])
+        # Epochs 2-4 (epoch 1 left out): a = 80, 82 per seed; b = 75.67,
+        # 78 per seed; b - a = -4.33, -4.00 (mean -4.17, sd 0.24).
+        self.assertIn("test accuracy averaged over epochs 2-4, per seed:", text)
+        self.assertIn("| 81.00 ± 1.41% | 76.83 ± 1.65% | -4.33, -4.00 | -4.17 ± 0.24 |",
+                      text)
+        # More epochs than the runs reached: said, not averaged over fewer.
+        text = run_main(["--a", a, "--b", b, "--last_epochs", "5"])
+        self.assertIn("seed 1 has 4 epochs both arms reached, fewer than 5", text)
+        self.assertNotIn("averaged over", text)
+
     def test_validation_metric(self):
         a = self.arm("a", {1: [0.50]})
         b = self.arm("b", {1: [0.60]})
