@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
+#include "support/wait_for.h"
 #include "workers/launcher/launcher_test_util.h"
 
 namespace entrograd::launcher::testing {
@@ -151,10 +152,18 @@ TEST_F(LauncherProcessTest, SigtermExits143) {
 }
 
 TEST_F(LauncherProcessTest, WorkerIgnoringSigtermIsKilledAfterTheGrace) {
+  // The marker is written after the trap: the pid file alone appears before
+  // the trap runs, and a loaded machine once delivered SIGTERM in between,
+  // so the stand-in died at once and no kill was needed.
+  const std::string trapped = dir_.File("trapped");
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(
       auto launcher,
-      StartLauncher(Flags(1, "trap '' TERM\nexec sleep 60")));
+      StartLauncher(Flags(
+          1, "trap '' TERM\ntouch '" + trapped + "'\nexec sleep 60")));
   ASSERT_TRUE(WaitForWorkers(1, absl::Seconds(30))) << launcher->Output();
+  ASSERT_TRUE(::entrograd::testing::WaitFor(
+      [&] { return std::filesystem::exists(trapped); }, absl::Seconds(30)))
+      << launcher->Output();
   const absl::Time interrupted = absl::Now();
   launcher->Signal(SIGINT);
   ENTROGRAD_ASSERT_OK_AND_ASSIGN(int status, launcher->Wait(kRunTimeout));
