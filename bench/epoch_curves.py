@@ -51,11 +51,13 @@ def load_run(path):
     return summary
 
 
-def pm(values, scale, digits, unit=""):
+def pm(values, scale, digits, unit="", signed=False):
+    """mean ± sd; `signed` for differences, so a gain reads +0.12, not 0.12."""
     mean, sd = mean_sd([v * scale for v in values])
+    sign = "+" if signed else ""
     if math.isnan(sd):  # a single value
-        return f"{mean:.{digits}f}{unit} (1 seed)"
-    return f"{mean:.{digits}f} ± {sd:.{digits}f}{unit}"
+        return f"{mean:{sign}.{digits}f}{unit} (1 seed)"
+    return f"{mean:{sign}.{digits}f} ± {sd:.{digits}f}{unit}"
 
 
 def steps_per_epoch(runs):
@@ -101,7 +103,7 @@ def render(a_runs, b_runs, a_label, b_label, metric):
         paired = [d for d in row["diffs"] if d is not None]
         per_seed = ", ".join("-" if d is None else f"{d:+.2f}" for d in row["diffs"])
         lines.append(f"| {where} | {pm(a, 100, 2, '%')} | {pm(b, 100, 2, '%')} | "
-                     f"{per_seed} | {pm(paired, 1, 2) if paired else '-'} |")
+                     f"{per_seed} | {pm(paired, 1, 2, signed=True) if paired else '-'} |")
     return "\n".join(lines)
 
 
@@ -134,7 +136,7 @@ def render_last_epochs(a_runs, b_runs, a_label, b_label, metric, count):
         f"| {a_label} | {b_label} | {b_label} minus {a_label}, per seed (pp) | mean ± sd (pp) |",
         "|---:|---:|---|---:|",
         f"| {pm(a_means, 1, 2, '%')} | {pm(b_means, 1, 2, '%')} | {per_seed} | "
-        f"{pm(diffs, 1, 2)} |"])
+        f"{pm(diffs, 1, 2, signed=True)} |"])
 
 
 def ratio_text(ratio):

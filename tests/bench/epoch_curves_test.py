@@ -79,6 +79,9 @@ class EpochCurvesTest(unittest.TestCase):
         self.assertIn("test accuracy averaged over epochs 2-4, per seed:", text)
         self.assertIn("| 81.00 ± 1.41% | 76.83 ± 1.65% | -4.33, -4.00 | -4.17 ± 0.24 |",
                       text)
+        # A gain is signed, in the mean as in each seed.
+        text = run_main(["--a", b, "--b", a, "--last_epochs", "3"])
+        self.assertIn("| +4.33, +4.00 | +4.17 ± 0.24 |", text)
         # More epochs than the runs reached: said, not averaged over fewer.
         text = run_main(["--a", a, "--b", b, "--last_epochs", "5"])
         self.assertIn("seed 1 has 4 epochs both arms reached, fewer than 5", text)
@@ -88,7 +91,8 @@ class EpochCurvesTest(unittest.TestCase):
         a = self.arm("a", {1: [0.50]})
         b = self.arm("b", {1: [0.60]})
         text = run_main(["--a", a, "--b", b, "--metric", "validation_accuracy"])
-        self.assertIn("| 1 (100) | 51.00% (1 seed) | 61.00% (1 seed) | +10.00 |", text)
+        self.assertIn("| 1 (100) | 51.00% (1 seed) | 61.00% (1 seed) | +10.00 | "
+                      "+10.00 (1 seed) |", text)
 
     def test_a_run_that_stopped_early_pairs_only_where_it_reached(self):
         a = self.arm("a", {1: [0.80], 2: [0.82]})  # stopped after epoch 1
